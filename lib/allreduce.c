@@ -1,0 +1,291 @@
+/*
+ * Operations: argument checks, the per-communicator queue, and the progress
+ * engine.  Operations on one communicator run one at a time in start order,
+ * which every rank shares, so tags and sequence numbers agree everywhere.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "algorithm.h"
+#include "bounded.h"
+#include "internal.h"
+#include "reduce.h"
+
+static int check_args(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+		      enum optireduce_dtype dtype, enum optireduce_op op)
+{
+	size_t es;
+
+	if (!or_comm_valid(comm))
+		return -OPTIREDUCE_EBADHANDLE;
+	if ((unsigned)dtype >= OPTIREDUCE_DTYPE_COUNT)
+		return -OPTIREDUCE_EDTYPE;
+	if ((unsigned)op >= OPTIREDUCE_OP_COUNT)
+		return -OPTIREDUCE_EOP;
+	es = optireduce_dtype_size(dtype);
+	if (count > SIZE_MAX / es || count * es > (size_t)INT64_MAX)
+		return -OPTIREDUCE_EOVERFLOW;
+	if (count > 0 && (!sbuf || !rbuf))
+		return -OPTIREDUCE_EINVAL;
+	if (comm->failed)
+		return -OPTIREDUCE_EPEER;
+	return 0;
+}
+
+/* Bounded mode serves only floating SUM and AVG: anything else would be wrong, not approximate. */
+static int bounded_eligible(enum optireduce_dtype dtype, enum optireduce_op op)
+{
+	int fl = dtype == OPTIREDUCE_FLOAT16 || dtype == OPTIREDUCE_BFLOAT16 ||
+		 dtype == OPTIREDUCE_FLOAT32 || dtype == OPTIREDUCE_FLOAT64;
+	return fl && (op == OPTIREDUCE_SUM || op == OPTIREDUCE_AVG);
+}
+
+static void req_free(optireduce_req_t *r)
+{
+	r->magic = OR_MAGIC_DEAD;
+	free(r);
+}
+
+static int req_start(optireduce_comm_t *comm, optireduce_req_t *r)
+{
+	struct or_coll *c = &r->coll;
+	size_t bytes = c->count * c->esize;
+	int ret;
+
+	r->state = OR_REQ_RUNNING;
+	r->t_start_us = r->t_last_progress_us = or_now_us();
+	if (c->bounded) {
+		ret = or_bounded_op_start(comm->bounded, c);
+		if (ret)
+			return ret;
+	} else if (r->sbuf != OPTIREDUCE_IN_PLACE && bytes) {
+		memcpy(c->rbuf, r->sbuf, bytes);
+	}
+	ret = r->alg->start(c);
+	return ret;
+}
+
+static void req_finish(optireduce_comm_t *comm, optireduce_req_t *r, int ret)
+{
+	struct or_coll *c = &r->coll;
+
+	if (ret == 0 && c->bounded)
+		ret = or_bounded_op_finish(comm->bounded, c);
+	else if (c->bounded)
+		or_bounded_op_abort(comm->bounded, c);
+	if (ret == 0 && c->op == OPTIREDUCE_AVG && !c->bounded && c->count)
+		ret = or_reduce_divide(c->rbuf, c->count, c->dtype, c->size);
+	r->alg->cleanup(c);
+	r->error = ret;
+	r->status.error = ret;
+	r->status.elapsed_us = or_now_us() - r->t_start_us;
+	r->state = OR_REQ_DONE;
+	comm->head = r->next;
+	if (!comm->head)
+		comm->tail = NULL;
+	if (ret) {
+		comm->failed = 1;
+		or_log(OR_LOG_WARN, "operation %llu failed: %s", (unsigned long long)c->seq,
+		       optireduce_strerror(ret));
+	}
+}
+
+/* After a transport error nothing on this communicator can be trusted again. */
+static void fail_all(optireduce_comm_t *comm, int err)
+{
+	while (comm->head) {
+		optireduce_req_t *r = comm->head;
+		if (r->state == OR_REQ_QUEUED) {
+			r->error = r->status.error = err;
+			r->state = OR_REQ_DONE;
+			comm->head = r->next;
+		} else {
+			req_finish(comm, r, err);
+		}
+	}
+	comm->tail = NULL;
+	comm->failed = 1;
+}
+
+int or_comm_progress(optireduce_comm_t *comm, int *activity)
+{
+	int ret;
+
+	*activity = 0;
+	ret = or_ofi_poll(comm->rdm, 256);
+	if (ret > 0)
+		*activity = 1;
+	else if (ret < 0)
+		return ret;
+	if (comm->bounded) {
+		ret = or_bounded_poll(comm->bounded);
+		if (ret > 0)
+			*activity = 1;
+		else if (ret < 0)
+			return ret;
+	}
+	while (comm->head) {
+		optireduce_req_t *r = comm->head;
+		double now;
+
+		if (r->state == OR_REQ_QUEUED) {
+			ret = req_start(comm, r);
+			*activity = 1;
+			if (ret < 0) {
+				req_finish(comm, r, ret);
+				continue;
+			}
+		}
+		ret = r->alg->progress(&r->coll);
+		now = or_now_us();
+		if (ret == OPTIREDUCE_INPROGRESS) {
+			if (*activity)
+				r->t_last_progress_us = now;
+			else if (now - r->t_last_progress_us >
+				 1e3 * (double)or_param_int(&comm->params, OR_P_PEER_TIMEOUT_MS))
+				req_finish(comm, r, -OPTIREDUCE_ETIMEDOUT);
+			return 0;
+		}
+		req_finish(comm, r, ret);
+		*activity = 1;
+	}
+	return 0;
+}
+
+int or_comm_wait_activity(optireduce_comm_t *comm, int timeout_ms)
+{
+	if (comm->bounded)
+		return or_bounded_wait(comm->bounded, comm->rdm, timeout_ms);
+	return or_ofi_wait(comm->rdm, timeout_ms);
+}
+
+int optireduce_iallreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+			  enum optireduce_dtype dtype, enum optireduce_op op,
+			  optireduce_req_t **req)
+{
+	optireduce_req_t *r;
+	struct or_coll *c;
+	int ret = check_args(comm, sbuf, rbuf, count, dtype, op);
+	int bounded;
+
+	if (ret)
+		return ret;
+	if (!req)
+		return -OPTIREDUCE_EINVAL;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -OPTIREDUCE_ENOMEM;
+	bounded = comm->bounded && bounded_eligible(dtype, op);
+	r->magic = OR_MAGIC_REQ;
+	r->sbuf = sbuf;
+	r->alg = or_select_algorithm(comm, count * optireduce_dtype_size(dtype), bounded);
+	c = &r->coll;
+	c->rank = comm->rank;
+	c->size = comm->size;
+	c->rbuf = rbuf;
+	c->count = count;
+	c->dtype = dtype;
+	c->op = op;
+	c->esize = optireduce_dtype_size(dtype);
+	c->seq = comm->next_seq++;
+	c->bounded = bounded;
+	c->comm = comm;
+	c->status = &r->status;
+	c->incast = (uint32_t)or_param_int(&comm->params, OR_P_INCAST);
+	if (c->incast == 0 || c->incast > comm->size - 1)
+		c->incast = comm->size > 1 ? comm->size - 1 : 1;
+	{
+		size_t seg = (size_t)or_param_int(&comm->params, OR_P_SEGMENT_SIZE);
+		size_t max = or_ofi_max_msg(comm->rdm);
+		if (seg > max)
+			seg = max;
+		c->segment_bytes = seg - seg % c->esize;
+	}
+	r->status.mode = bounded ? OPTIREDUCE_MODE_BOUNDED : OPTIREDUCE_MODE_EXACT;
+	r->status.algorithm = r->alg->id;
+	if (bounded)
+		r->status.flags |= OPTIREDUCE_STATUS_BOUNDED;
+	else if (comm->mode == OPTIREDUCE_MODE_BOUNDED)
+		r->status.flags |= OPTIREDUCE_STATUS_FELL_BACK;
+	if (comm->tail)
+		comm->tail->next = r;
+	else
+		comm->head = r;
+	comm->tail = r;
+	*req = r;
+	/* Start now so data moves before the first test; errors surface in wait. */
+	{
+		int activity;
+		ret = or_comm_progress(comm, &activity);
+		if (ret < 0)
+			fail_all(comm, ret);
+	}
+	return 0;
+}
+
+int optireduce_test(optireduce_req_t *req)
+{
+	int activity, ret;
+
+	if (!req || req->magic != OR_MAGIC_REQ)
+		return -OPTIREDUCE_EBADHANDLE;
+	if (req->state == OR_REQ_DONE)
+		return req->error ? req->error : 0;
+	ret = or_comm_progress(req->coll.comm, &activity);
+	if (ret < 0)
+		fail_all(req->coll.comm, ret);
+	if (req->state == OR_REQ_DONE)
+		return req->error ? req->error : 0;
+	return OPTIREDUCE_INPROGRESS;
+}
+
+int optireduce_wait(optireduce_req_t *req, struct optireduce_status *status)
+{
+	optireduce_comm_t *comm;
+	double idle_since;
+	int ret;
+
+	if (!req || req->magic != OR_MAGIC_REQ)
+		return -OPTIREDUCE_EBADHANDLE;
+	comm = req->coll.comm;
+	idle_since = or_now_us();
+	while (req->state != OR_REQ_DONE) {
+		int activity;
+
+		ret = or_comm_progress(comm, &activity);
+		if (ret < 0) {
+			fail_all(comm, ret);
+			break;
+		}
+		if (activity) {
+			idle_since = or_now_us();
+			continue;
+		}
+		/* Spin briefly for latency, then let the kernel wake us: ranks may outnumber cores. */
+		if (or_now_us() - idle_since >
+		    (double)or_param_int(&comm->params, OR_P_SPIN_US)) {
+			ret = or_comm_wait_activity(comm, 1);
+			if (ret < 0 && ret != -OPTIREDUCE_EAGAIN) {
+				fail_all(comm, ret);
+				break;
+			}
+		}
+	}
+	ret = req->error;
+	if (status)
+		*status = req->status;
+	req_free(req);
+	return ret;
+}
+
+int optireduce_allreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+			 enum optireduce_dtype dtype, enum optireduce_op op,
+			 struct optireduce_status *status)
+{
+	optireduce_req_t *req;
+	int ret = optireduce_iallreduce(comm, sbuf, rbuf, count, dtype, op, &req);
+
+	if (ret)
+		return ret;
+	return optireduce_wait(req, status);
+}

@@ -1,0 +1,32 @@
+/*
+ * The bounded channel of a communicator: datagrams, deadlines and loss
+ * estimation (DESIGN.md sections 5 and 7).  The core calls these around an
+ * operation; algorithms use the or_bop_* services in coll.h.
+ */
+#ifndef OR_BOUNDED_H
+#define OR_BOUNDED_H
+
+#include <stddef.h>
+
+#include "coll.h"
+
+struct optireduce_comm;
+struct or_bounded;
+
+int or_bounded_create(struct optireduce_comm *comm, struct or_bounded **out);
+void or_bounded_destroy(struct or_bounded *b);
+const char *or_bounded_provider(const struct or_bounded *b);
+int or_bounded_getname(struct or_bounded *b, void *buf, size_t *len);
+int or_bounded_connect(struct or_bounded *b, const void *names, size_t stride);
+
+/* Reap completions and deliver packets; returns > 0 if anything happened. */
+int or_bounded_poll(struct or_bounded *b);
+/* Sleep until either channel has activity or timeout_ms passes. */
+int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms);
+
+/* Around one operation on the bounded channel: prepare (encode), then finish (rescale, decode). */
+int or_bounded_op_start(struct or_bounded *b, struct or_coll *c);
+int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c);
+void or_bounded_op_abort(struct or_bounded *b, struct or_coll *c);
+
+#endif /* OR_BOUNDED_H */

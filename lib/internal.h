@@ -1,0 +1,69 @@
+/* Internal structures of the core.  Not installed. */
+#ifndef OR_INTERNAL_H
+#define OR_INTERNAL_H
+
+#include <stdint.h>
+
+#include "optireduce.h"
+#include "coll.h"
+#include "log.h"
+#include "params.h"
+#include "../ofi/ofi.h"
+
+#define OR_MAGIC_CTX  0x6f724358u /* "orCX" */
+#define OR_MAGIC_COMM 0x6f72434du /* "orCM" */
+#define OR_MAGIC_REQ  0x6f725251u /* "orRQ" */
+#define OR_MAGIC_DEAD 0xdeadbeefu
+
+struct or_bounded; /* bounded channel of a communicator (lib/bounded.h) */
+
+struct optireduce_ctx {
+	uint32_t magic;
+	int ncomms;
+	struct or_params params;
+};
+
+struct optireduce_comm {
+	uint32_t magic;
+	optireduce_ctx_t *ctx;
+	uint32_t rank;
+	uint32_t size;
+	uint32_t id;
+	enum optireduce_mode mode;
+	int failed; /* after an error the transport state is unknown: refuse new work */
+	struct or_params params;
+	struct or_ofi *rdm;
+	struct or_bounded *bounded;
+	uint64_t next_seq;
+	optireduce_req_t *head; /* operations in start order; head is the one running */
+	optireduce_req_t *tail;
+};
+
+enum or_req_state { OR_REQ_QUEUED, OR_REQ_RUNNING, OR_REQ_DONE };
+
+struct optireduce_req {
+	uint32_t magic;
+	enum or_req_state state;
+	int error;
+	const void *sbuf;
+	const struct or_alg *alg;
+	double t_start_us;
+	double t_last_progress_us;
+	struct optireduce_status status;
+	struct or_coll coll;
+	optireduce_req_t *next;
+};
+
+double or_now_us(void);
+
+/* Core entry points between files. */
+int or_comm_progress(optireduce_comm_t *comm, int *activity);
+int or_comm_wait_activity(optireduce_comm_t *comm, int timeout_ms);
+const struct or_alg *or_select_algorithm(optireduce_comm_t *comm, size_t bytes, int bounded);
+
+static inline int or_comm_valid(const optireduce_comm_t *c)
+{
+	return c && c->magic == OR_MAGIC_COMM;
+}
+
+#endif /* OR_INTERNAL_H */

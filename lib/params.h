@@ -1,0 +1,105 @@
+/*
+ * Parameters: one table, X(ID, name, type, default, min, max, description).
+ * Value precedence: API beats environment (OPTIREDUCE_<NAME>) beats default.
+ */
+#ifndef OR_PARAMS_H
+#define OR_PARAMS_H
+
+#include <stdint.h>
+
+#include "optireduce.h"
+
+enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRING, OR_PT_ENUM };
+
+/* For OR_PT_ENUM the allowed values are the '|'-separated words of min. */
+#define OR_PARAM_TABLE(X)                                                                          \
+	X(MODE, "mode", OR_PT_ENUM, "exact", "exact|bounded", "",                                  \
+	  "Default mode of new communicators: exact (reliable transport, result as "               \
+	  "MPI_Allreduce) or bounded (deadline-bounded over datagrams, lost data estimated)")      \
+	X(ALGORITHM, "algorithm", OR_PT_STRING, "auto", "", "",                                    \
+	  "Algorithm name, or a tune string of byte ranges like "                                  \
+	  "\"0-64k:tree,64k-inf:transpose\"; auto chooses by mode and size")                       \
+	X(PROVIDER, "provider", OR_PT_STRING, "", "", "",                                          \
+	  "libfabric provider of the exact (RDM) channel; empty = automatic "                      \
+	  "(shm on one host, else tcp;ofi_rxm, else net)")                                         \
+	X(BOUNDED_PROVIDER, "bounded_provider", OR_PT_STRING, "udp", "", "",                       \
+	  "libfabric provider of the bounded (DGRAM) channel")                                     \
+	X(SEGMENT_SIZE, "segment_size", OR_PT_SIZE, "512k", "4k", "1g",                            \
+	  "Pipeline segment of the exact channel, bytes (capped by the provider's "                \
+	  "max_msg_size)")                                                                         \
+	X(PEER_TIMEOUT_MS, "peer_timeout_ms", OR_PT_INT, "60000", "1", "86400000",                 \
+	  "Exact mode: fail with ETIMEDOUT when no peer makes progress for this long")             \
+	X(SPIN_US, "spin_us", OR_PT_INT, "100", "0", "1000000",                                    \
+	  "Busy-poll this long before sleeping in the kernel while waiting")                       \
+	X(LOG_LEVEL, "log_level", OR_PT_INT, "1", "0", "5",                                        \
+	  "0 none, 1 errors and warnings, 2 info, 3 debug, 4 trace, 5 packet trace")               \
+	X(TIMEOUT_US, "timeout_us", OR_PT_INT, "0", "0", "600000000",                              \
+	  "Bounded mode: fixed per-phase deadline in microseconds; 0 = adaptive")                  \
+	X(TIMEOUT_MIN_US, "timeout_min_us", OR_PT_INT, "200", "1", "600000000",                    \
+	  "Bounded mode: lower bound of adaptive deadlines")                                       \
+	X(TIMEOUT_MAX_US, "timeout_max_us", OR_PT_INT, "2000000", "1", "600000000",                \
+	  "Bounded mode: upper bound of adaptive deadlines (and the deadline before "              \
+	  "calibration)")                                                                          \
+	X(HADAMARD, "hadamard", OR_PT_BOOL, "1", "", "",                                           \
+	  "Bounded mode: randomized Hadamard encoding of each block")                              \
+	X(HADAMARD_BLOCK, "hadamard_block", OR_PT_SIZE, "4096", "256", "65536",                    \
+	  "Bounded mode: Hadamard block, elements (a power of two)")                               \
+	X(RESCALE, "rescale", OR_PT_BOOL, "1", "", "",                                             \
+	  "Bounded mode: rescale sums by contributions received (unbiased); 0 = zero-fill")        \
+	X(INCAST, "incast", OR_PT_INT, "0", "0", "65535",                                          \
+	  "Transpose: senders targeting one receiver at once; 0 = all (N-1)")                      \
+	X(PACING_RATE, "pacing_rate", OR_PT_DOUBLE, "0", "0", "1e6",                               \
+	  "Bounded mode: sender pacing, Mbit/s per rank; 0 = adaptive")                            \
+	X(PACKET_PAYLOAD, "packet_payload", OR_PT_SIZE, "0", "0", "65536",                         \
+	  "Bounded mode: payload bytes per datagram; 0 = largest the endpoint allows")             \
+	X(INJECT_LOSS, "inject_loss", OR_PT_DOUBLE, "0", "0", "1",                                 \
+	  "Testing: drop this fraction of outgoing bounded data packets (seeded)")                 \
+	X(INJECT_SEED, "inject_seed", OR_PT_INT, "1", "0", "9223372036854775807",                  \
+	  "Testing: seed of injected loss and delay")                                              \
+	X(INJECT_DELAY, "inject_delay", OR_PT_STRING, "", "", "",                                  \
+	  "Testing: delay before entering an operation, \"RANKS:US[:PROB]\", e.g. "                \
+	  "\"1,3:5000:0.1\"")
+
+enum or_param_id {
+#define OR_PARAM_ENUM(id, name, type, def, min, max, desc) OR_P_##id,
+	OR_PARAM_TABLE(OR_PARAM_ENUM)
+#undef OR_PARAM_ENUM
+	    OR_P_COUNT
+};
+
+#define OR_PARAM_STRLEN 256
+
+struct or_param_val {
+	int64_t i; /* int, size, bool, enum index */
+	double d;
+	char s[OR_PARAM_STRLEN]; /* the value as written */
+	enum optireduce_param_source source;
+};
+
+struct or_params {
+	struct or_param_val v[OR_P_COUNT];
+};
+
+/* Defaults, then the environment; a bad environment value is logged and ignored. */
+void or_params_init(struct or_params *p);
+/* Returns 0, -ENOPARAM for an unknown name, -EINVAL for a bad value (nothing changed). */
+int or_params_set(struct or_params *p, const char *name, const char *value,
+                  enum optireduce_param_source source);
+int or_params_find(const char *name);
+/* Parse "64k", "1m", "2g", "inf"; returns 0 or -EINVAL. */
+int or_parse_size(const char *s, uint64_t *out);
+
+static inline int64_t or_param_int(const struct or_params *p, enum or_param_id id)
+{
+	return p->v[id].i;
+}
+static inline double or_param_double(const struct or_params *p, enum or_param_id id)
+{
+	return p->v[id].d;
+}
+static inline const char *or_param_str(const struct or_params *p, enum or_param_id id)
+{
+	return p->v[id].s;
+}
+
+#endif /* OR_PARAMS_H */

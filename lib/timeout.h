@@ -1,0 +1,271 @@
+/*
+ * Timeout controller of bounded mode (DESIGN.md section 8).
+ *
+ * A pure module: the caller supplies every time (microseconds, any epoch, as
+ * long as it is one clock), every arrival count and every loss report; the
+ * controller answers with deadlines, phase verdicts and the Transpose incast.
+ * It reads no clock, does no I/O, keeps no globals and allocates nothing, so
+ * synthetic traces drive it exactly as a live communicator does.
+ *
+ * One struct or_tmo per communicator, used by one thread at a time.  State is
+ * kept per size class (powers of two of the byte size) because a 4 KiB and a
+ * 64 MiB allreduce have nothing to teach each other about their tails.
+ *
+ * Whether a "deadline" bounds a whole operation or one phase is the caller's
+ * choice; it only has to feed or_tmo_complete() the elapsed time of the same
+ * unit that or_tmo_deadline() bounds.
+ *
+ * Per size class:
+ *  - t_B, the hard bound: the first calib_ops completions are recorded, then
+ *    t_B = (nearest-rank calib_percentile of them) * calib_margin.  Until
+ *    then the deadline is initial_us.  A user timeout replaces all of this.
+ *  - t_C, the normal completion time: an EWMA over completions that did not
+ *    hit the hard bound (a timed-out operation says only "at least this
+ *    long", which would drag t_C toward the deadline it is meant to
+ *    predict).  At the end of calibration t_C restarts from the median of
+ *    the calibration samples, the reference t_C0 that t_B was measured
+ *    against.
+ *  - the consensus: the median of this rank's t_C and the latest t_C each
+ *    peer advertised in its packet headers, so that one rank with a noisy
+ *    view cannot set everybody's deadline.
+ *  - the adaptive deadline: t_B * consensus / t_C0 * backoff, clamped to
+ *    [min_us, max_us].  It shrinks as completions get faster and grows as
+ *    they slow down.  backoff (>= 1) covers the case the EWMA cannot see: when
+ *    the network slows past the deadline, every operation times out and t_C
+ *    gets no samples, so each hard timeout with loss above loss_threshold
+ *    multiplies backoff by cfg.backoff, and every clean completion decays it
+ *    back toward 1.  A persistent straggler also triggers it (its share of
+ *    the data is lost at every deadline); set cfg.backoff = 1 to always cut
+ *    stragglers at t_B instead.
+ *
+ * Per communicator: the Transpose incast, AIMD within [1, nranks-1]: halved
+ * on a hard timeout or a loss above loss_threshold, +1 after
+ * clean_ops_to_grow clean operations in a row.
+ */
+#ifndef OR_TIMEOUT_H
+#define OR_TIMEOUT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Size class c holds sizes in (2^(SHIFT+c-1), 2^(SHIFT+c)]; the ends catch everything beyond. */
+#define OR_TMO_SIZE_CLASSES 16
+#define OR_TMO_CLASS_SHIFT  12
+
+/* Most calibration samples a size class can hold: the upper limit of calib_ops. */
+#define OR_TMO_CALIB_MAX 64
+
+/*
+ * Peers' estimates of communicators up to this size live inside struct
+ * or_tmo; larger ones need a caller-provided array (or_tmo_init_store).
+ */
+#define OR_TMO_INLINE_RANKS 64
+
+/* uint32_t elements of the peer store a communicator of n ranks needs. */
+#define OR_TMO_PEER_STORE_LEN(n) ((size_t)(n)*OR_TMO_SIZE_CLASSES)
+
+/* Same value as -OPTIREDUCE_EINVAL; repeated so this module needs no other header. */
+#define OR_TMO_EINVAL (-22)
+
+/*
+ * Every decision the controller makes, with a name for logs.  Each function
+ * returns or records a value from one group.
+ */
+#define OR_TMO_REASON_MAP(X)                                                                       \
+	X(NONE, "none")                                                                            \
+	/* what set a deadline (or_tmo_deadline) */                                                \
+	X(INITIAL, "initial")     /* size class still calibrating: initial_us */                   \
+	X(USER, "user")           /* user_timeout_us */                                            \
+	X(ADAPTIVE, "adaptive")   /* t_B scaled by consensus / t_C0 and backoff */                 \
+	X(CLAMP_MIN, "clamp_min") /* one of the above, raised to min_us */                         \
+	X(CLAMP_MAX, "clamp_max") /* one of the above, lowered to max_us */                        \
+	/* whether a phase may close (or_tmo_phase_check) */                                       \
+	X(NOT_YET, "not_yet")                                                                      \
+	X(ALL_DATA, "all_data")                                                                    \
+	X(EARLY_TIMEOUT, "early_timeout")                                                          \
+	X(HARD_BOUND, "hard_bound")                                                                \
+	/* what a completion did to the size class (or_tmo_complete) */                            \
+	X(CALIBRATING, "calibrating") /* recorded as a calibration sample */                       \
+	X(CALIBRATED, "calibrated")   /* last calibration sample: t_B set */                       \
+	X(TRACKED, "tracked")         /* folded into t_C */                                        \
+	X(BACKOFF, "backoff")         /* timed out with heavy loss: backoff raised */              \
+	X(TIMED_OUT, "timed_out")     /* timed out: t_C untouched */                               \
+	/* what a completion did to the incast (or_tmo_complete) */                                \
+	X(INCAST_FIXED, "incast_fixed")             /* user_incast set */                          \
+	X(INCAST_HOLD, "incast_hold")               /* clean, run not long enough yet */           \
+	X(INCAST_GROW, "incast_grow")               /* clean run complete: +1 */                   \
+	X(INCAST_CUT_LOSS, "incast_cut_loss")       /* loss above threshold: halved */             \
+	X(INCAST_CUT_TIMEOUT, "incast_cut_timeout") /* hit the hard bound: halved */
+
+enum or_tmo_reason {
+#define OR_TMO_REASON_ENUM(name, str) OR_TMO_##name,
+	OR_TMO_REASON_MAP(OR_TMO_REASON_ENUM)
+#undef OR_TMO_REASON_ENUM
+	    OR_TMO_REASON_COUNT
+};
+
+/* Short lowercase name; "unknown" for a value outside the enum.  Never NULL. */
+const char *or_tmo_reason_name(enum or_tmo_reason r);
+
+struct or_tmo_config {
+	uint32_t nranks;            /* communicator size, >= 1 */
+	uint32_t rank;              /* this rank; estimates it "receives" from itself are ignored */
+	uint32_t calib_ops;         /* K, 1..OR_TMO_CALIB_MAX */
+	double calib_percentile;    /* P in (0, 100], nearest-rank */
+	double calib_margin;        /* M >= 1 */
+	uint64_t min_us;            /* >= 1 */
+	uint64_t max_us;            /* >= min_us, <= UINT32_MAX (header estimates are 32-bit) */
+	uint64_t initial_us;        /* deadline while calibrating, in [min_us, max_us] */
+	uint64_t user_timeout_us;   /* 0 = adaptive; else the deadline, clamped to the bounds */
+	double early_fraction;      /* F >= 0: quiet time that closes a phase early, * t_C */
+	double ewma_alpha;          /* (0, 1]: weight of a new sample in t_C */
+	double backoff;             /* >= 1: deadline growth per heavy-loss timeout; 1 = off */
+	double loss_threshold;      /* [0, 1]: loss fraction that counts as "lossy" */
+	uint32_t clean_ops_to_grow; /* >= 1 */
+	uint32_t incast_initial;    /* 0 = nranks - 1; else <= max(1, nranks - 1) */
+	uint32_t user_incast;       /* 0 = adaptive; else fixed, <= max(1, nranks - 1) */
+};
+
+/*
+ * The last decisions, for the caller to log.  Deadline fields are set by
+ * or_tmo_deadline(), the rest by or_tmo_complete().  Times in microseconds;
+ * an estimate of 0 means "none yet".
+ */
+struct or_tmo_decision {
+	uint32_t size_class;
+	uint64_t deadline_us;
+	uint64_t t_b_us;       /* calibrated t_B; user_timeout_us if set; 0 while calibrating */
+	uint64_t unclamped_us; /* the bound before clamping to [min_us, max_us] */
+	uint32_t t_c_us;       /* this rank's t_C */
+	uint32_t t_c0_us;      /* t_C at the end of calibration */
+	uint32_t consensus_us; /* median of t_C over this rank and its peers */
+	uint32_t estimates;    /* how many ranks the consensus was taken over */
+	uint64_t quiet_us;     /* early timeout's quiet time; UINT64_MAX when disabled */
+	double backoff;
+	enum or_tmo_reason why; /* INITIAL, USER, ADAPTIVE, CLAMP_MIN, CLAMP_MAX */
+
+	uint32_t done_class;           /* size class of the last completion */
+	enum or_tmo_reason sample_why; /* CALIBRATING ... TIMED_OUT */
+	uint32_t incast;
+	enum or_tmo_reason incast_why; /* INCAST_* */
+};
+
+/* Private: state of one size class. */
+struct or_tmo_class {
+	uint32_t calib[OR_TMO_CALIB_MAX]; /* samples while calibrating, then sorted */
+	uint32_t ncalib;
+	int calibrated;
+	double t_b;  /* calibrated hard bound */
+	double t_c0; /* reference t_C, the median of the calibration samples */
+	double t_c;
+	int have_t_c; /* a clean completion or calibration has set t_c */
+	double backoff;
+	int consensus_stale; /* t_C or a peer estimate changed since the last deadline */
+	/* Snapshot taken by or_tmo_deadline(), read by or_tmo_phase_check(). */
+	uint32_t consensus;
+	uint32_t estimates;
+	uint64_t deadline;
+	uint64_t quiet;
+};
+
+/*
+ * Allocate it anywhere (inside the communicator, on the stack); every field
+ * is private, read the decision with or_tmo_last().  Copying is fine unless a
+ * caller-provided peer store is in use (the copy shares it).
+ */
+struct or_tmo {
+	struct or_tmo_config cfg;
+	struct or_tmo_class cls[OR_TMO_SIZE_CLASSES];
+	uint32_t incast;
+	uint32_t clean_run;
+	uint32_t *peer_ext; /* caller's peer store, or NULL for peer_inline */
+	uint32_t peer_inline[OR_TMO_PEER_STORE_LEN(OR_TMO_INLINE_RANKS)];
+	struct or_tmo_decision last;
+};
+
+/*
+ * What the caller knows about one phase at time now.  "LAST" is the flag on
+ * a sender's final packet(s) of the phase.
+ */
+struct or_tmo_phase {
+	uint64_t start_us;    /* when the phase began */
+	uint64_t deadline_us; /* this phase's hard bound; 0 = the size class's deadline */
+	uint32_t senders_expected;
+	uint32_t senders_last;    /* senders whose LAST packets have arrived */
+	uint64_t bytes_expected;  /* 0 only when the phase carries no payload */
+	uint64_t bytes_received;  /* distinct payload bytes, duplicates not counted */
+	uint64_t last_arrival_us; /* time of the latest new packet; 0 = none yet */
+};
+
+/* Defaults that match lib/params.h; nranks = 1, rank = 0 until the caller sets them. */
+void or_tmo_config_default(struct or_tmo_config *cfg);
+
+/*
+ * 0, or OR_TMO_EINVAL for a config out of the documented ranges (t untouched
+ * then).  or_tmo_init() keeps peers' estimates inside *t, which works up to
+ * OR_TMO_INLINE_RANKS ranks.  Larger communicators call or_tmo_init_store()
+ * with an array of at least OR_TMO_PEER_STORE_LEN(nranks) elements that
+ * outlives *t (64 KiB for 1024 ranks); the controller zeroes it and is its
+ * only user until the caller frees it.
+ */
+int or_tmo_init(struct or_tmo *t, const struct or_tmo_config *cfg);
+int or_tmo_init_store(struct or_tmo *t, const struct or_tmo_config *cfg, uint32_t *store,
+                      size_t store_len);
+
+/* Size class of an operation of this many bytes, 0 .. OR_TMO_SIZE_CLASSES-1. */
+uint32_t or_tmo_size_class(size_t bytes);
+
+/*
+ * Hard bound, in microseconds, for the next operation of this size; always in
+ * [min_us, max_us].  Also takes the snapshot (consensus, quiet time) that
+ * or_tmo_phase_check() uses until the next call for the same size class, so
+ * call it once as the operation starts.  Costs O(nranks) when peers'
+ * estimates changed since the last call, O(1) otherwise.
+ */
+uint64_t or_tmo_deadline(struct or_tmo *t, size_t bytes);
+
+/*
+ * An operation of this size finished after elapsed_us; hit_hard_bound if any
+ * of its phases ended on the deadline; loss_fraction of its data was missing
+ * (NaN or below 0 reads as 0, above 1 as 1).  Returns what it did to the size
+ * class (CALIBRATING ... TIMED_OUT); the incast decision is in or_tmo_last().
+ */
+enum or_tmo_reason or_tmo_complete(struct or_tmo *t, size_t bytes, uint64_t elapsed_us,
+                                   int hit_hard_bound, double loss_fraction);
+
+/*
+ * A peer's advertised t_C for this size class, from a packet header; 0 means
+ * the peer has none and removes its earlier one.  The latest value wins.
+ * O(1).  0, or OR_TMO_EINVAL for a rank outside the communicator (ignored).
+ */
+int or_tmo_peer_estimate(struct or_tmo *t, uint32_t rank, size_t bytes, uint32_t estimate_us);
+
+/* This rank's t_C for this size class, to put in headers; 0 when it has none. */
+uint32_t or_tmo_local_estimate(const struct or_tmo *t, size_t bytes);
+
+/*
+ * May the phase close at now_us, and why.  ALL_DATA: every sender's LAST
+ * packets and every expected byte arrived.  EARLY_TIMEOUT: every expected
+ * sender's LAST packets (senders_expected > 0) or every expected byte
+ * (bytes_expected > 0) arrived, a t_C is known, and nothing new came for
+ * ceil(early_fraction * consensus t_C).  HARD_BOUND: now_us >= start_us +
+ * deadline.  When both timeouts hold, the one that came first in time wins
+ * (a tie goes to HARD_BOUND), so the verdict does not depend on how late the
+ * caller polls.  O(1).
+ */
+enum or_tmo_reason or_tmo_phase_check(const struct or_tmo *t, size_t bytes,
+                                      const struct or_tmo_phase *ph, uint64_t now_us);
+
+/*
+ * Earliest time at which or_tmo_phase_check() closes the phase if nothing new
+ * arrives: when a waiting caller should look again.  0 when the phase may
+ * close on ALL_DATA already.
+ */
+uint64_t or_tmo_phase_wake(const struct or_tmo *t, size_t bytes, const struct or_tmo_phase *ph);
+
+/* Senders a Transpose receiver should admit at once, in [1, max(1, nranks-1)]. */
+uint32_t or_tmo_incast(const struct or_tmo *t);
+
+const struct or_tmo_decision *or_tmo_last(const struct or_tmo *t);
+
+#endif /* OR_TIMEOUT_H */

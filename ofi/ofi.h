@@ -1,0 +1,76 @@
+/*
+ * The only door to libfabric.  Nothing here exposes a libfabric type, so the
+ * core and the algorithms never include a libfabric header.
+ *
+ * One struct or_ofi is one endpoint with its own fabric, domain, address
+ * vector (FI_AV_TABLE, so fi_addr == rank) and completion queue.
+ */
+#ifndef OR_OFI_H
+#define OR_OFI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum or_ofi_kind {
+	OR_OFI_RDM,   /* reliable: exact mode */
+	OR_OFI_DGRAM, /* unreliable datagrams: bounded mode */
+};
+
+struct or_ofi;
+struct or_ofi_xfer;
+
+typedef void (*or_ofi_cb)(struct or_ofi_xfer *x, void *arg);
+
+/*
+ * A transfer's completion context.  prov must come first: it is the
+ * provider's scratch space (fi_context2) and the address libfabric hands back.
+ */
+struct or_ofi_xfer {
+	void *prov[8];
+	int done;      /* set by or_ofi_poll */
+	int error;     /* 0 or a negative OPTIREDUCE code */
+	size_t len;    /* bytes received */
+	or_ofi_cb cb;  /* optional, called from or_ofi_poll after done is set */
+	void *cb_arg;
+};
+
+/*
+ * provider: NULL or "" for automatic choice, else a libfabric provider name
+ * such as "tcp;ofi_rxm".  same_host: every rank of the communicator runs in
+ * this host and network namespace, so shared memory may be used.
+ */
+int or_ofi_open(enum or_ofi_kind kind, const char *provider, int same_host, struct or_ofi **out);
+void or_ofi_close(struct or_ofi *o);
+const char *or_ofi_provider_name(const struct or_ofi *o);
+size_t or_ofi_max_msg(const struct or_ofi *o);
+/* Largest message sent without a copy into the provider (fi_inject). */
+size_t or_ofi_inject_size(const struct or_ofi *o);
+
+/* *len in: capacity, out: name length. */
+int or_ofi_getname(struct or_ofi *o, void *buf, size_t *len);
+/* names: n entries of stride bytes, entry i is rank i. */
+int or_ofi_av_insert(struct or_ofi *o, const void *names, size_t stride, uint32_t n);
+
+/* Tagged, on RDM endpoints.  -OPTIREDUCE_EAGAIN means: poll, then retry. */
+int or_ofi_tsend(struct or_ofi *o, uint32_t peer, uint64_t tag, const void *buf, size_t len,
+		 struct or_ofi_xfer *x);
+int or_ofi_trecv(struct or_ofi *o, uint32_t peer, uint64_t tag, void *buf, size_t len,
+		 struct or_ofi_xfer *x);
+
+/* Untagged, on DGRAM endpoints. */
+int or_ofi_send(struct or_ofi *o, uint32_t peer, const void *buf, size_t len,
+		struct or_ofi_xfer *x);
+int or_ofi_recv(struct or_ofi *o, void *buf, size_t len, struct or_ofi_xfer *x);
+
+/* Reap up to max completions; returns how many, or a negative code. */
+int or_ofi_poll(struct or_ofi *o, int max);
+/* Sleep in the kernel until the endpoint has activity or timeout_ms passes. */
+int or_ofi_wait(struct or_ofi *o, int timeout_ms);
+
+/* For optireduce_info: every provider libfabric offers for kind. */
+typedef void (*or_ofi_list_cb)(const char *prov, const char *fabric, const char *domain,
+			       size_t max_msg, void *arg);
+int or_ofi_list(enum or_ofi_kind kind, or_ofi_list_cb cb, void *arg);
+const char *or_ofi_libfabric_version(void);
+
+#endif /* OR_OFI_H */

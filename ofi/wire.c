@@ -1,0 +1,180 @@
+/*
+ * Wire header of the bounded channel: see wire.h for the layout.
+ */
+#include <errno.h>
+
+#include "wire.h"
+
+#define CHECK_OFF 38
+
+static void put16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+}
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	put16(p, (uint16_t)v);
+	put16(p + 2, (uint16_t)(v >> 16));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, (uint32_t)v);
+	put32(p + 4, (uint32_t)(v >> 32));
+}
+
+static uint16_t get16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] | (uint16_t)p[1] << 8);
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return get16(p) | (uint32_t)get16(p + 2) << 16;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	return get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+/*
+ * Fletcher-16: any single bit flip changes the first sum (2^k is never a
+ * multiple of 255), and the position-weighted second sum catches most swapped
+ * or shifted bytes that a plain sum would miss.  It guards against corruption,
+ * not forgery: validate() is what keeps memory safe.
+ */
+static uint16_t fletcher16(const uint8_t *p, size_t n)
+{
+	uint32_t a = 0, b = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		a = (a + p[i]) % 255;
+		b = (b + a) % 255;
+	}
+	return (uint16_t)(b << 8 | a);
+}
+
+int or_wire_encode(const struct or_wire_hdr *h, void *buf, size_t buflen)
+{
+	uint8_t *p = buf;
+
+	if (buflen < OR_WIRE_HDR_SIZE)
+		return -EMSGSIZE;
+	put32(p + 0, h->magic);
+	p[4] = h->version;
+	p[5] = h->flags;
+	put16(p + 6, h->step);
+	put32(p + 8, h->comm_id);
+	put32(p + 12, h->sender);
+	put64(p + 16, h->seq);
+	put32(p + 24, h->offset);
+	put16(p + 28, h->length);
+	put16(p + 30, h->contrib);
+	put32(p + 32, h->timeout_est_us);
+	put16(p + 36, h->loss);
+	put16(p + CHECK_OFF, fletcher16(p, CHECK_OFF));
+	return OR_WIRE_HDR_SIZE;
+}
+
+int or_wire_decode(const void *pkt, size_t pktlen, struct or_wire_hdr *h)
+{
+	const uint8_t *p = pkt;
+
+	if (pktlen < OR_WIRE_HDR_SIZE)
+		return OR_WIRE_ETRUNC;
+	h->magic = get32(p + 0);
+	if (h->magic != OR_WIRE_MAGIC)
+		return OR_WIRE_EMAGIC;
+	h->version = p[4];
+	if (h->version != OR_WIRE_VERSION)
+		return OR_WIRE_EVERSION;
+	/*
+	 * The check comes before the fields it covers so that a damaged
+	 * header is counted as corruption rather than as a protocol error.
+	 */
+	if (get16(p + CHECK_OFF) != fletcher16(p, CHECK_OFF))
+		return OR_WIRE_ECHECK;
+	h->flags = p[5];
+	if (h->flags & ~OR_WIRE_FLAGS_KNOWN)
+		return OR_WIRE_EFLAGS;
+	h->step = get16(p + 6);
+	h->comm_id = get32(p + 8);
+	h->sender = get32(p + 12);
+	h->seq = get64(p + 16);
+	h->offset = get32(p + 24);
+	h->length = get16(p + 28);
+	h->contrib = get16(p + 30);
+	h->timeout_est_us = get32(p + 32);
+	h->loss = get16(p + 36);
+	if (pktlen - OR_WIRE_HDR_SIZE < h->length)
+		return OR_WIRE_ETRUNC;
+	if (pktlen - OR_WIRE_HDR_SIZE > h->length)
+		return OR_WIRE_ELENGTH;
+	return OR_WIRE_OK;
+}
+
+int or_wire_validate(const struct or_wire_hdr *h, const struct or_wire_expect *e)
+{
+	if (h->comm_id != e->comm_id)
+		return OR_WIRE_ECOMM;
+	if (h->sender >= e->nranks)
+		return OR_WIRE_ERANK;
+	if (h->seq < e->seq_lo)
+		return OR_WIRE_EWINDOW_OLD;
+	if (h->seq >= e->seq_hi)
+		return OR_WIRE_EWINDOW_NEW;
+	if (h->step >= e->nsteps)
+		return OR_WIRE_ESTEP;
+	if (h->flags & OR_WIRE_FLAG_CONTROL) {
+		if (h->length != 0)
+			return OR_WIRE_ELENGTH;
+	} else {
+		/* An empty data packet carries nothing yet would count as received. */
+		if (h->length == 0)
+			return OR_WIRE_ELENGTH;
+		if (h->contrib == 0 || h->contrib > e->max_contrib)
+			return OR_WIRE_ECONTRIB;
+	}
+	/* Summed in 64 bits: offset + length may exceed UINT32_MAX. */
+	if ((uint64_t)h->offset + h->length > e->step_bytes(e->arg, h->seq, h->step))
+		return OR_WIRE_EBOUNDS;
+	return OR_WIRE_OK;
+}
+
+const char *or_wire_reject_name(int reason)
+{
+	switch (reason) {
+	case OR_WIRE_OK:
+		return "OK";
+	case OR_WIRE_ETRUNC:
+		return "ETRUNC";
+	case OR_WIRE_EMAGIC:
+		return "EMAGIC";
+	case OR_WIRE_EVERSION:
+		return "EVERSION";
+	case OR_WIRE_EFLAGS:
+		return "EFLAGS";
+	case OR_WIRE_ECHECK:
+		return "ECHECK";
+	case OR_WIRE_ELENGTH:
+		return "ELENGTH";
+	case OR_WIRE_ECOMM:
+		return "ECOMM";
+	case OR_WIRE_ERANK:
+		return "ERANK";
+	case OR_WIRE_EWINDOW_OLD:
+		return "EWINDOW_OLD";
+	case OR_WIRE_EWINDOW_NEW:
+		return "EWINDOW_NEW";
+	case OR_WIRE_ESTEP:
+		return "ESTEP";
+	case OR_WIRE_EBOUNDS:
+		return "EBOUNDS";
+	case OR_WIRE_ECONTRIB:
+		return "ECONTRIB";
+	}
+	return "?";
+}

@@ -1,0 +1,124 @@
+/*
+ * Wire header of the bounded (unreliable datagram) channel.
+ *
+ * Every datagram is a fixed 40-byte little-endian header followed by exactly
+ * `length` payload bytes.  The header is read and written byte by byte, never
+ * by casting the packet to a struct, so a datagram of any alignment from a
+ * host of any byte order decodes the same way.
+ *
+ *   off size field
+ *   0   4    magic          OR_WIRE_MAGIC ("OPTR")
+ *   4   1    version        OR_WIRE_VERSION
+ *   5   1    flags          OR_WIRE_FLAG_*; other bits must be 0
+ *   6   2    step           phase/step index within the operation
+ *   8   4    comm_id
+ *   12  4    sender         sender rank
+ *   16  8    seq            operation sequence number on the communicator
+ *   24  4    offset         bytes into the step's receive region
+ *   28  2    length         payload bytes
+ *   30  2    contrib        contributions summed into the payload
+ *   32  4    timeout_est_us sender's current timeout estimate
+ *   36  2    loss           sender's observed receive loss, in 1/65535
+ *   38  2    hdr_check      Fletcher-16 over bytes 0..37
+ *
+ * Because offset is a byte offset in 32 bits, a step's receive region is at
+ * most UINT32_MAX bytes; larger operations must be split into more steps or
+ * more operations.
+ *
+ * Nothing here touches libfabric: the module is pure so it can be fuzzed and
+ * tested on its own.
+ */
+#ifndef OR_WIRE_H
+#define OR_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define OR_WIRE_MAGIC    0x4F505452u
+#define OR_WIRE_VERSION  1
+#define OR_WIRE_HDR_SIZE 40
+/* Last packet of this sender for this step. */
+#define OR_WIRE_FLAG_LAST 0x1
+/* No payload; a notice such as "done" rather than data. */
+#define OR_WIRE_FLAG_CONTROL 0x2
+#define OR_WIRE_FLAGS_KNOWN  (OR_WIRE_FLAG_LAST | OR_WIRE_FLAG_CONTROL)
+
+struct or_wire_hdr {
+	uint32_t magic;
+	uint8_t version;
+	uint8_t flags;
+	uint16_t step;
+	uint32_t comm_id;
+	uint32_t sender;
+	uint64_t seq;
+	uint32_t offset;
+	uint16_t length;
+	uint16_t contrib;
+	uint32_t timeout_est_us;
+	/* Receivers report loss so that senders can pace. */
+	uint16_t loss;
+};
+
+enum or_wire_reject {
+	OR_WIRE_OK = 0,
+	OR_WIRE_ETRUNC = -1,
+	OR_WIRE_EMAGIC = -2,
+	OR_WIRE_EVERSION = -3,
+	OR_WIRE_EFLAGS = -4,
+	OR_WIRE_ECHECK = -5,
+	OR_WIRE_ELENGTH = -6,
+	OR_WIRE_ECOMM = -7,
+	OR_WIRE_ERANK = -8,
+	OR_WIRE_EWINDOW_OLD = -9,  /* seq < seq_lo: stale */
+	OR_WIRE_EWINDOW_NEW = -10, /* seq >= seq_hi: too far ahead */
+	OR_WIRE_ESTEP = -11,
+	OR_WIRE_EBOUNDS = -12,
+	OR_WIRE_ECONTRIB = -13,
+};
+
+/* What the receiver accepts right now. */
+struct or_wire_expect {
+	uint32_t comm_id;
+	uint32_t nranks;
+	/* Window [seq_lo, seq_hi): the current operation and parked future ones. */
+	uint64_t seq_lo;
+	uint64_t seq_hi;
+	uint16_t nsteps;
+	/*
+	 * Size of the receive region of (seq, step); 0 means this rank
+	 * expects no data in that step.  Called only for seq inside the
+	 * window and step < nsteps.
+	 */
+	uint32_t (*step_bytes)(void *arg, uint64_t seq, uint16_t step);
+	void *arg;
+	uint16_t max_contrib;
+};
+
+/*
+ * Writes h (magic and version as given, check computed) into buf.  Returns
+ * OR_WIRE_HDR_SIZE, or -EMSGSIZE if buflen is too small.  The payload goes
+ * right after the header and is the caller's business.
+ */
+int or_wire_encode(const struct or_wire_hdr *h, void *buf, size_t buflen);
+
+/*
+ * Structural checks of one whole datagram: size, magic, version, checksum,
+ * flag bits, and length == pktlen - OR_WIRE_HDR_SIZE (a datagram shorter
+ * than announced is ETRUNC, a longer one ELENGTH).  Returns 0 with *h filled,
+ * or an enum or_wire_reject; *h is unspecified on failure.
+ */
+int or_wire_decode(const void *pkt, size_t pktlen, struct or_wire_hdr *h);
+
+/*
+ * Semantic checks of a decoded header against e: comm id, sender, seq window,
+ * step, offset+length inside the step's region, and either a data packet
+ * with a non-empty payload and contrib in 1..max_contrib, or a CONTROL packet
+ * with no payload.  Returns 0 or an enum or_wire_reject.  Once both decode and
+ * validate return 0, copying the payload to region + offset stays in bounds.
+ */
+int or_wire_validate(const struct or_wire_hdr *h, const struct or_wire_expect *e);
+
+/* Short constant name of a reject code, e.g. "ECHECK"; "?" if unknown. */
+const char *or_wire_reject_name(int reason);
+
+#endif

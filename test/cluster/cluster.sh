@@ -1,0 +1,518 @@
+#!/usr/bin/env bash
+# cluster.sh - an emulated cloud of N hosts on one machine (DESIGN.md section 11).
+#
+# Hosts are network namespaces orc-h0..orc-h{N-1}, each with one veth "eth0"
+# (198.18.0.(1+i)/24, MTU 1500) whose peer "hI" is a port of bridge orc-br0 in
+# namespace orc-sw.  Nothing is attached to the root namespace: no default
+# route, no NAT, no address outside 198.18.0.0/24.  See README.md for usage.
+set -euo pipefail
+
+SELF=$(readlink -f "${BASH_SOURCE[0]}")
+HERE=$(dirname "$SELF")
+STATE=${ORC_STATE_DIR:-/run/optireduce-cluster}
+SW=orc-sw              # switch namespace
+BR=orc-br0             # bridge inside $SW
+NET=198.18.0           # hosts are $NET.(1+i)/24
+PORT=5999              # crossgen serve port (TCP discard + UDP echo) on every host
+IPT=iptables-legacy
+MAXN=200
+
+usage() {
+	cat <<'EOF'
+usage: cluster.sh up [-n N] [--rate RATE] [--loss P] [--burst BYTES] [--latency MS]
+                     [--cross-traffic RATE] [--cross-onoff ON_MS:OFF_MS]
+                     [--straggler H:hog | H:stop:PERIOD_MS:DUTY]...
+       cluster.sh down
+       cluster.sh set [--rate RATE] [--loss P] [--burst BYTES] [--latency MS]
+       cluster.sh run [-n N] [mpirun options...] -- PROGRAM [ARGS...]
+       cluster.sh exec H CMD [ARGS...]
+       cluster.sh status
+       cluster.sh straggle H PERIOD_MS DUTY     (foreground; used by up)
+       cluster.sh tool                          (print path of crossgen binary)
+H is a host index (0), name (h0, orc-h0) or address (198.18.0.1).
+RATE is like 200mbit, 1gbit, 500kbit or bits/s; "0"/"none" = unlimited.
+See test/cluster/README.md.
+EOF
+}
+
+die() { echo "cluster.sh: error: $*" >&2; exit 1; }
+warn() { echo "cluster.sh: warning: $*" >&2; }
+
+need_root() {
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "cluster.sh: needs root (network namespaces, tc, iptables); skipping (exit 77)" >&2
+		exit 77
+	fi
+	local c
+	for c in ip tc "$IPT" unshare setsid; do
+		command -v "$c" >/dev/null 2>&1 || { echo "cluster.sh: '$c' not found; skipping (exit 77)" >&2; exit 77; }
+	done
+}
+
+# rate_bps RATE -> integer bits/s (0 = unlimited)
+rate_bps() {
+	local r=$1
+	case $r in none | 0) echo 0; return ;; esac
+	awk -v r="$r" 'BEGIN {
+		if (match(r, /^[0-9]+(\.[0-9]+)?/) == 0) exit 1
+		n = substr(r, 1, RLENGTH); u = tolower(substr(r, RLENGTH + 1))
+		if (u == "" || u == "bit") m = 1
+		else if (u == "kbit") m = 1e3
+		else if (u == "mbit") m = 1e6
+		else if (u == "gbit") m = 1e9
+		else exit 1
+		printf "%d\n", n * m }' || die "bad rate '$r' (use e.g. 200mbit, 1gbit, 500kbit)"
+}
+
+check_prob() {
+	awk -v p="$1" 'BEGIN { exit !(p ~ /^[0-9]*\.?[0-9]+$/ && p >= 0 && p < 1) }' ||
+		die "bad loss probability '$1' (want 0 <= P < 1)"
+}
+
+check_uint() { [[ $2 =~ ^[0-9]+$ ]] || die "$1 wants a non-negative integer, got '$2'"; }
+
+# host_index ARG -> i  (accepts 3, h3, orc-h3, 198.18.0.4)
+host_index() {
+	local a=$1 i
+	case $a in
+	orc-h*) i=${a#orc-h} ;;
+	h*) i=${a#h} ;;
+	"$NET".*) i=${a#"$NET".}; [[ $i =~ ^[0-9]+$ ]] && i=$((i - 1)) ;;
+	*) i=$a ;;
+	esac
+	[[ $i =~ ^[0-9]+$ ]] || die "unknown host '$a'"
+	if [ -n "${N:-}" ] && [ "$i" -ge "$N" ]; then die "host '$a' out of range (cluster has $N hosts)"; fi
+	echo "$i"
+}
+
+save_config() {
+	mkdir -p "$STATE"
+	{
+		printf 'N=%q\n' "$N"
+		printf 'RATE=%q\n' "$RATE"
+		printf 'RATE_BPS=%q\n' "$RATE_BPS"
+		printf 'LOSS=%q\n' "$LOSS"
+		printf 'BURST=%q\n' "$BURST"
+		printf 'LATENCY=%q\n' "$LATENCY"
+		printf 'CROSS=%q\n' "$CROSS"
+		printf 'CROSS_ONOFF=%q\n' "$CROSS_ONOFF"
+		printf 'STRAGGLERS=%q\n' "$STRAGGLERS"
+	} >"$STATE/config.tmp"
+	mv "$STATE/config.tmp" "$STATE/config"
+}
+
+load_config() {
+	[ -f "$STATE/config" ] || die "no cluster is up (no $STATE/config); run 'cluster.sh up' first"
+	# shellcheck disable=SC1091
+	. "$STATE/config"
+}
+
+# Effective tbf burst in bytes: --burst, or max(10 full frames, 1 ms at RATE).
+eff_burst() {
+	if [ "$BURST" != auto ]; then echo "$BURST"; return; fi
+	local b=$((RATE_BPS / 8 / 1000))
+	[ "$b" -lt 15140 ] && b=15140
+	echo "$b"
+}
+
+# Apply rate limits and loss to host i (idempotent; used by up and set).
+shape_host() {
+	local i=$1 ns=orc-h$1 burst
+	if [ "$RATE_BPS" -gt 0 ]; then
+		burst=$(eff_burst)
+		tc -n "$ns" qdisc replace dev eth0 root tbf rate "${RATE_BPS}bit" burst "$burst" latency "${LATENCY}ms"
+		tc -n "$SW" qdisc replace dev "h$i" root tbf rate "${RATE_BPS}bit" burst "$burst" latency "${LATENCY}ms"
+	else
+		tc -n "$ns" qdisc del dev eth0 root 2>/dev/null || true
+		tc -n "$SW" qdisc del dev "h$i" root 2>/dev/null || true
+	fi
+	ip netns exec "$ns" "$IPT" -w -F ORC-LOSS
+	if awk -v p="$LOSS" 'BEGIN { exit !(p > 0) }'; then
+		ip netns exec "$ns" "$IPT" -w -A ORC-LOSS -m statistic --mode random --probability "$LOSS" -j DROP
+	fi
+}
+
+# Turn off segmentation/receive offloads so tbf and iptables see wire-size packets.
+no_offload() {
+	local ns=$1 dev=$2
+	if command -v ethtool >/dev/null 2>&1; then
+		ip netns exec "$ns" ethtool -K "$dev" gso off tso off gro off >/dev/null 2>&1 ||
+			warn "ethtool -K $dev failed in $ns"
+	fi
+	# Belt and braces (and the only measure without ethtool): at most one
+	# segment per GSO packet.
+	ip -n "$ns" link set dev "$dev" gso_max_segs 1 2>/dev/null || true
+}
+
+# start_bg NAME NS CMD... : background helper inside namespace NS, own session.
+start_bg() {
+	local name=$1 ns=$2
+	shift 2
+	mkdir -p "$STATE/pids" "$STATE/log"
+	ip netns exec "$ns" setsid "$@" </dev/null >>"$STATE/log/$name.log" 2>&1 &
+	echo $! >"$STATE/pids/$name"
+}
+
+build_crossgen() {
+	local cc=${CC:-cc}
+	if ! command -v "$cc" >/dev/null 2>&1; then
+		warn "no C compiler ($cc); crossgen (servers, cross traffic, probes) unavailable"
+		return 1
+	fi
+	"$cc" -O2 -o "$STATE/crossgen.tmp" "$HERE/crossgen.c" -lm || { warn "building crossgen failed"; return 1; }
+	mv "$STATE/crossgen.tmp" "$STATE/crossgen"
+}
+
+cpu_list() {
+	local n
+	n=$(nproc 2>/dev/null || echo 1)
+	seq 0 $((n - 1))
+}
+
+up_failed() {
+	if [ "$1" -ne 0 ]; then
+		warn "up failed; cleaning up"
+		do_down
+	fi
+}
+
+cmd_up() {
+	N=2 RATE=200mbit LOSS=0 BURST=auto LATENCY=20 CROSS=0 CROSS_ONOFF=50:50 STRAGGLERS=""
+	while [ $# -gt 0 ]; do
+		case $1 in
+		-n) N=${2:?}; shift 2 ;;
+		--rate) RATE=${2:?}; shift 2 ;;
+		--loss) LOSS=${2:?}; shift 2 ;;
+		--burst) BURST=${2:?}; shift 2 ;;
+		--latency) LATENCY=${2:?}; shift 2 ;;
+		--cross-traffic) CROSS=${2:?}; shift 2 ;;
+		--cross-onoff) CROSS_ONOFF=${2:?}; shift 2 ;;
+		--straggler) STRAGGLERS="$STRAGGLERS ${2:?}"; shift 2 ;;
+		-h | --help) usage; exit 0 ;;
+		*) die "up: unknown option '$1'" ;;
+		esac
+	done
+	check_uint -n "$N"
+	if [ "$N" -lt 1 ] || [ "$N" -gt "$MAXN" ]; then die "-n wants 1..$MAXN"; fi
+	RATE_BPS=$(rate_bps "$RATE")
+	check_prob "$LOSS"
+	[ "$BURST" = auto ] || check_uint --burst "$BURST"
+	check_uint --latency "$LATENCY"
+	local cross_bps on_ms off_ms s h mode rest
+	if [ "$CROSS" = max ]; then cross_bps=0; else cross_bps=$(rate_bps "$CROSS"); fi
+	[[ $CROSS_ONOFF =~ ^([0-9]+):([0-9]+)$ ]] || die "--cross-onoff wants ON_MS:OFF_MS"
+	on_ms=${BASH_REMATCH[1]} off_ms=${BASH_REMATCH[2]}
+	for s in $STRAGGLERS; do
+		h=${s%%:*} mode=${s#*:}
+		host_index "$h" >/dev/null
+		case $mode in
+		hog) ;;
+		stop:*) rest=${mode#stop:}
+			[[ $rest =~ ^[0-9]+:(0?\.[0-9]+|1|0)$ ]] || die "straggler '$s': want H:stop:PERIOD_MS:DUTY (0<=DUTY<=1)" ;;
+		*) die "straggler '$s': MODE is hog or stop:PERIOD_MS:DUTY" ;;
+		esac
+	done
+
+	if [ -e "$STATE/config" ] || list_orc_ns | grep -q .; then
+		die "a cluster (or its leftovers) exists; run 'cluster.sh down' first"
+	fi
+	mkdir -p "$STATE"
+	save_config
+	# From here on, any failure tears down what was made.
+	trap 'up_failed $?' EXIT
+
+	command -v ethtool >/dev/null 2>&1 ||
+		warn "ethtool not found: offloads limited with gso_max_segs only (install ethtool)"
+
+	ip netns add "$SW"
+	ip -n "$SW" link set lo up
+	ip -n "$SW" link add "$BR" type bridge forward_delay 0 stp_state 0
+	ip -n "$SW" link set "$BR" mtu 1500 up
+	ip netns exec "$SW" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 2>/dev/null || true
+
+	local i ns
+	for ((i = 0; i < N; i++)); do
+		ns=orc-h$i
+		ip netns add "$ns"
+		ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 2>/dev/null || true
+		ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 2>/dev/null || true
+		ip -n "$ns" link set lo up
+		ip -n "$SW" link add "h$i" mtu 1500 type veth peer name eth0 mtu 1500 netns "$ns"
+		ip -n "$SW" link set "h$i" master "$BR"
+		no_offload "$SW" "h$i"
+		no_offload "$ns" eth0
+		ip -n "$ns" addr add "$NET.$((i + 1))/24" dev eth0
+		ip -n "$SW" link set "h$i" up
+		ip -n "$ns" link set eth0 up
+		ip netns exec "$ns" "$IPT" -w -N ORC-LOSS
+		ip netns exec "$ns" "$IPT" -w -A INPUT -i eth0 -j ORC-LOSS
+		shape_host "$i"
+		rm -rf "/tmp/orc-h$i"
+		mkdir -p "/tmp/orc-h$i"
+	done
+
+	local have_cg=0
+	build_crossgen && have_cg=1
+	if [ "$have_cg" = 1 ]; then
+		for ((i = 0; i < N; i++)); do
+			start_bg "serve.h$i" "orc-h$i" "$STATE/crossgen" serve "$PORT"
+		done
+	fi
+
+	if [ "$CROSS" != 0 ] && [ "$CROSS" != none ]; then
+		[ "$have_cg" = 1 ] || die "--cross-traffic needs crossgen (a C compiler)"
+		if [ "$N" -lt 2 ]; then
+			warn "--cross-traffic needs at least 2 hosts; ignored"
+		else
+			sleep 0.2 # let the servers bind
+			for ((i = 0; i < N; i++)); do
+				start_bg "cross.h$i" "orc-h$i" "$STATE/crossgen" bulk \
+					"$NET.$(((i + 1) % N + 1))" "$PORT" "$cross_bps" "$on_ms" "$off_ms" "$((i + 1))"
+			done
+		fi
+	fi
+
+	# Stragglers.  A hog host gets a CPU of its own shared with the hog; all
+	# other hosts are pinned to the remaining CPUs (if any), so the hog slows
+	# only the rank(s) of that host.  Pinning is applied by exec/run/rsh-agent.
+	local cpus=() hogs=() k c others
+	mapfile -t cpus < <(cpu_list)
+	for s in $STRAGGLERS; do
+		h=$(host_index "${s%%:*}") mode=${s#*:}
+		[ "$mode" = hog ] && hogs+=("$h")
+	done
+	if [ ${#hogs[@]} -gt 0 ]; then
+		declare -A hogcpu=()
+		for ((k = 0; k < ${#hogs[@]}; k++)); do
+			c=${cpus[$((k % ${#cpus[@]}))]}
+			hogcpu[${hogs[$k]}]=$c
+		done
+		others=""
+		for c in "${cpus[@]}"; do
+			case " ${hogcpu[*]} " in *" $c "*) ;; *) others="${others:+$others,}$c" ;; esac
+		done
+		[ -n "$others" ] || others=$(IFS=,; echo "${cpus[*]}")
+		for ((i = 0; i < N; i++)); do
+			if [ -n "${hogcpu[$i]:-}" ]; then
+				echo "${hogcpu[$i]}" >"$STATE/pin.h$i"
+				start_bg "hog.h$i" "orc-h$i" taskset -c "${hogcpu[$i]}" sh -c 'while :; do :; done'
+			else
+				echo "$others" >"$STATE/pin.h$i"
+			fi
+		done
+	fi
+	for s in $STRAGGLERS; do
+		h=$(host_index "${s%%:*}") mode=${s#*:}
+		case $mode in
+		stop:*) rest=${mode#stop:}
+			start_bg "stop.h$h" "$SW" "$SELF" straggle "$h" "${rest%%:*}" "${rest#*:}" ;;
+		esac
+	done
+	trap - EXIT
+	echo "cluster up: $N hosts ($NET.1-$NET.$N), rate=$RATE loss=$LOSS cross=$CROSS stragglers=${STRAGGLERS:-none}"
+}
+
+list_orc_ns() {
+	ip netns list 2>/dev/null | awk '{print $1}' | grep -E '^orc-(sw|h[0-9]+)$' || true
+}
+
+# kill_ns NS: every process in namespace NS (continue stopped ones first).
+kill_ns() {
+	local ns=$1 pids p tries
+	for tries in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
+		pids=$(ip netns pids "$ns" 2>/dev/null | grep -vx -e "$$" -e "${BASHPID:-$$}" || true)
+		[ -n "$pids" ] || return 0
+		for p in $pids; do
+			kill -CONT "$p" 2>/dev/null || true
+			if [ "$tries" -lt 10 ]; then kill -TERM "$p" 2>/dev/null || true; else kill -KILL "$p" 2>/dev/null || true; fi
+		done
+		sleep 0.1
+	done
+	warn "processes left in $ns: $(ip netns pids "$ns" 2>/dev/null | tr '\n' ' ')"
+}
+
+do_down() {
+	local ns
+	# Helpers normally live inside the namespaces; anything recorded that is
+	# still one of ours (checked by command line) is killed too.
+	if [ -d "$STATE/pids" ]; then
+		local f p
+		for f in "$STATE"/pids/*; do
+			[ -f "$f" ] || continue
+			p=$(cat "$f")
+			if [[ $p =~ ^[0-9]+$ ]] && tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | grep -qE 'crossgen|cluster\.sh|while :'; then
+				kill -CONT "$p" 2>/dev/null || true
+				kill -TERM "$p" 2>/dev/null || true
+			fi
+		done
+	fi
+	# The switch first (straggle loops live there), then the hosts.
+	for ns in $(list_orc_ns | sort -r); do kill_ns "$ns"; done
+	for ns in $(list_orc_ns); do ip netns del "$ns" 2>/dev/null || warn "could not delete namespace $ns"; done
+	rm -rf "$STATE"
+	rm -rf /tmp/orc-h[0-9]*
+}
+
+cmd_down() {
+	[ $# -eq 0 ] || die "down takes no arguments"
+	do_down
+	if [ -n "$(list_orc_ns)" ]; then die "namespaces left: $(list_orc_ns | tr '\n' ' ')"; fi
+	echo "cluster down"
+}
+
+cmd_set() {
+	load_config
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--rate) RATE=${2:?}; shift 2 ;;
+		--loss) LOSS=${2:?}; shift 2 ;;
+		--burst) BURST=${2:?}; shift 2 ;;
+		--latency) LATENCY=${2:?}; shift 2 ;;
+		*) die "set: unknown option '$1'" ;;
+		esac
+	done
+	RATE_BPS=$(rate_bps "$RATE")
+	check_prob "$LOSS"
+	[ "$BURST" = auto ] || check_uint --burst "$BURST"
+	check_uint --latency "$LATENCY"
+	local i
+	for ((i = 0; i < N; i++)); do shape_host "$i"; done
+	save_config
+	echo "cluster set: rate=$RATE loss=$LOSS burst=$(eff_burst) latency=${LATENCY}ms"
+}
+
+# host_cmd i -> prints nothing; builds array HOSTCMD that runs "$@" in host i
+# with its TMPDIR, its own UTS namespace (hostname orc-hI) and CPU pinning.
+host_prefix() {
+	local i=$1
+	HOSTCMD=(ip netns exec "orc-h$i" env "TMPDIR=/tmp/orc-h$i" "ORC_HOST=h$i" "ORC_STATE_DIR=$STATE")
+	if [ -s "$STATE/pin.h$i" ]; then HOSTCMD+=(taskset -c "$(cat "$STATE/pin.h$i")"); fi
+	# shellcheck disable=SC2016
+	HOSTCMD+=(unshare --uts /bin/sh -c 'printf %s "$0" >/proc/sys/kernel/hostname && exec "$@"' "orc-h$i")
+}
+
+cmd_exec() {
+	load_config
+	[ $# -ge 2 ] || die "usage: cluster.sh exec H CMD [ARGS...]"
+	local i
+	i=$(host_index "$1")
+	shift
+	mkdir -p "/tmp/orc-h$i"
+	host_prefix "$i"
+	exec "${HOSTCMD[@]}" "$@"
+}
+
+cmd_run() {
+	load_config
+	local np=$N opts=() prog=() sawsep=0
+	while [ $# -gt 0 ]; do
+		case $1 in
+		--) sawsep=1; shift; prog=("$@"); break ;;
+		-n | -np) np=${2:?}; shift 2 ;;
+		*) opts+=("$1"); shift ;;
+		esac
+	done
+	[ "$sawsep" = 1 ] || die "usage: cluster.sh run [-n N] [mpirun options...] -- PROGRAM [ARGS...]"
+	check_uint -n "$np"
+	if [ "$np" -lt 1 ] || [ "$np" -gt "$N" ]; then die "-n $np: cluster has $N hosts"; fi
+	local hf=$STATE/hostfile.$np i
+	: >"$hf.tmp"
+	for ((i = 0; i < np; i++)); do echo "$NET.$((i + 1)) slots=1" >>"$hf.tmp"; done
+	mv "$hf.tmp" "$hf"
+
+	# Defaults, each dropped if the user passes the same MCA name / option.
+	local defs=() d name user=" ${opts[*]:-} "
+	for d in "plm rsh" "plm_rsh_agent $HERE/rsh-agent.sh" "plm_rsh_no_tree_spawn 1" \
+		"pml ob1" "btl tcp,self" "oob_tcp_if_include $NET.0/24" "btl_tcp_if_include $NET.0/24" \
+		"mpi_yield_when_idle 1"; do
+		name=${d%% *}
+		case $user in *" $name "*) continue ;; esac
+		defs+=(--mca "$name" "${d#* }")
+	done
+	case $user in *" --bind-to "* | *" -bind-to "*) ;; *) defs+=(--bind-to none) ;; esac
+
+	host_prefix 0
+	OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+		exec "${HOSTCMD[@]}" mpirun --allow-run-as-root --oversubscribe -np "$np" --hostfile "$hf" \
+		"${defs[@]}" "${opts[@]}" "${prog[@]}"
+}
+
+cmd_status() {
+	load_config
+	local i ns
+	echo "cluster: N=$N rate=$RATE loss=$LOSS burst=$(eff_burst) latency=${LATENCY}ms cross=$CROSS onoff=$CROSS_ONOFF stragglers=${STRAGGLERS:-none}"
+	echo "state: $STATE"
+	for ((i = 0; i < N; i++)); do
+		ns=orc-h$i
+		echo "== h$i ($ns) $(ip -n "$ns" -o -4 addr show dev eth0 2>/dev/null | awk '{print $4}')" \
+			"pin=$(cat "$STATE/pin.h$i" 2>/dev/null || echo none) procs=$(ip netns pids "$ns" 2>/dev/null | wc -l)"
+		echo "   egress (host eth0):"
+		tc -n "$ns" -s qdisc show dev eth0 2>/dev/null | sed 's/^/     /'
+		echo "   ingress (switch h$i):"
+		tc -n "$SW" -s qdisc show dev "h$i" 2>/dev/null | sed 's/^/     /'
+		echo "   loss (iptables INPUT -> ORC-LOSS):"
+		ip netns exec "$ns" "$IPT" -w -L ORC-LOSS -n -v -x 2>/dev/null | sed 's/^/     /'
+	done
+	if [ -d "$STATE/pids" ]; then
+		echo "== helpers"
+		local f
+		for f in "$STATE"/pids/*; do
+			[ -f "$f" ] || continue
+			if kill -0 "$(cat "$f")" 2>/dev/null; then echo "   $(basename "$f") pid $(cat "$f") running"; else echo "   $(basename "$f") pid $(cat "$f") gone"; fi
+		done
+	fi
+}
+
+# straggle H PERIOD_MS DUTY: forever, SIGSTOP the processes of host H for
+# DUTY*PERIOD_MS of every PERIOD_MS, then SIGCONT them.  Helpers (crossgen),
+# orted and mpirun are left alone, so only the application ranks stall.
+cmd_straggle() {
+	[ $# -eq 3 ] || die "usage: cluster.sh straggle H PERIOD_MS DUTY"
+	[ -f "$STATE/config" ] && load_config
+	local i period duty t_on t_off stopped="" p comm pids
+	i=$(host_index "$1")
+	period=$2 duty=$3
+	check_uint PERIOD_MS "$period"
+	t_on=$(awk -v p="$period" -v d="$duty" 'BEGIN { printf "%.4f", p * d / 1000 }')
+	t_off=$(awk -v p="$period" -v d="$duty" 'BEGIN { printf "%.4f", p * (1 - d) / 1000 }')
+	# shellcheck disable=SC2317,SC2086
+	trap '[ -n "$stopped" ] && kill -CONT $stopped 2>/dev/null; exit 0' TERM INT HUP
+	while :; do
+		pids=$(ip netns pids "orc-h$i" 2>/dev/null) || true
+		stopped=""
+		for p in $pids; do
+			comm=$(cat "/proc/$p/comm" 2>/dev/null) || continue
+			case $comm in orted | mpirun | orterun | prterun | crossgen) continue ;; esac
+			stopped="$stopped $p"
+		done
+		# shellcheck disable=SC2086
+		[ -n "$stopped" ] && kill -STOP $stopped 2>/dev/null
+		sleep "$t_on"
+		# shellcheck disable=SC2086
+		[ -n "$stopped" ] && kill -CONT $stopped 2>/dev/null
+		stopped=""
+		sleep "$t_off"
+	done
+}
+
+main() {
+	local cmd=${1:-}
+	[ $# -gt 0 ] && shift
+	case $cmd in
+	"" | -h | --help | help) usage; [ -n "$cmd" ]; exit $? ;;
+	esac
+	need_root
+	case $cmd in
+	up) cmd_up "$@" ;;
+	down) cmd_down "$@" ;;
+	set) cmd_set "$@" ;;
+	run) cmd_run "$@" ;;
+	exec) cmd_exec "$@" ;;
+	status) cmd_status "$@" ;;
+	straggle) cmd_straggle "$@" ;;
+	tool) load_config; [ -x "$STATE/crossgen" ] || die "crossgen not built"; echo "$STATE/crossgen" ;;
+	*) usage >&2; exit 2 ;;
+	esac
+}
+
+main "$@"

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# test_cluster.sh - checks the emulated cloud (cluster.sh): 3 hosts, 100mbit,
+# 20% loss.  Exit 0 pass, 1 fail, 77 skip (not root, or ip/tc/iptables-legacy/
+# mpirun/cc missing).  Takes about 10-15 s.
+set -euo pipefail
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+CL=$HERE/cluster.sh
+STATE=${ORC_STATE_DIR:-/run/optireduce-cluster}
+RATE_MBIT=100
+LOSS=0.2
+
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+ok() { echo "ok: $*"; }
+
+[ "$(id -u)" -eq 0 ] || skip "needs root"
+for c in ip tc iptables-legacy mpirun unshare setsid "${CC:-cc}"; do
+	command -v "$c" >/dev/null 2>&1 || skip "'$c' not found"
+done
+if [ -e "$STATE/config" ] || ip netns list | grep -qE '^orc-'; then
+	fail "a cluster is already up (cluster.sh down first); not touching it"
+fi
+
+trap '"$CL" down >/dev/null 2>&1 || true' EXIT
+
+"$CL" up -n 3 --rate "${RATE_MBIT}mbit" --loss "$LOSS" || fail "cluster.sh up"
+CG=$("$CL" tool)
+
+# 1. Every host reaches every other one (UDP echo; some loss tolerated).
+for pair in 0:1 1:2 2:0; do
+	a=${pair%:*} b=${pair#*:}
+	out=$("$CL" exec "h$a" "$CG" probe "198.18.0.$((b + 1))" 5999 100 1000 300)
+	rcv=$(sed -n 's/.*received=\([0-9]*\).*/\1/p' <<<"$out")
+	[ "${rcv:-0}" -gt 20 ] || fail "h$a -> h$b: $out"
+done
+ok "all hosts reach each other"
+
+if command -v ping >/dev/null 2>&1; then
+	out=$("$CL" exec h0 ping -q -c 200 -i 0.002 -W 1 198.18.0.2 || true)
+	pct=$(sed -n 's/.* \([0-9.]*\)% packet loss.*/\1/p' <<<"$out")
+	# ping loses a round trip if either direction drops: 1-(1-p)^2 = 36%.
+	awk -v x="${pct:-100}" 'BEGIN { exit !(x > 18 && x < 54) }' ||
+		fail "ping round-trip loss ${pct:-?}% not near 36%: $out"
+	ok "ping works, round-trip loss ${pct}% (expect 36%)"
+else
+	echo "note: ping (iputils-ping) not installed; using the UDP probe only"
+fi
+
+# 2. Measured loss: 2000 UDP round trips; one-way estimate 1-sqrt(recv/sent)
+# has sd ~0.007 at p=0.2, so +-0.04 is about 6 sd.
+out=$("$CL" exec h0 "$CG" probe 198.18.0.2 5999 2000 500 500)
+ow=$(sed -n 's/.*oneway_loss=\([0-9.]*\).*/\1/p' <<<"$out")
+awk -v x="${ow:-1}" -v p="$LOSS" 'BEGIN { exit !(x > p - 0.04 && x < p + 0.04) }' ||
+	fail "one-way loss ${ow:-?} not within 0.04 of $LOSS ($out)"
+ok "loss: $out"
+pk=$(ip netns exec orc-h1 iptables-legacy -w -L ORC-LOSS -n -v -x | awk '$3 == "DROP" { print $1 }')
+[ "${pk:-0}" -gt 0 ] || fail "iptables loss rule on h1 counted no drops"
+ok "iptables ORC-LOSS on h1 dropped $pk packets"
+
+# 3. Rate limit (without loss, so TCP can fill the link): 5 MB h0 -> h1.
+"$CL" set --loss 0 >/dev/null
+before=$(tc -n orc-sw -s qdisc show dev h1 | awk '/Sent/ { print $2; exit }')
+out=$("$CL" exec h0 "$CG" send 198.18.0.2 5999 5000000)
+mbit=$(sed -n 's/.*mbit=\([0-9.]*\).*/\1/p' <<<"$out")
+awk -v x="${mbit:-0}" -v r="$RATE_MBIT" 'BEGIN { exit !(x < 1.3 * r && x > 0.5 * r) }' ||
+	fail "throughput ${mbit:-?} mbit/s not in (0.5, 1.3) x ${RATE_MBIT}mbit: $out"
+after=$(tc -n orc-sw -s qdisc show dev h1 | awk '/Sent/ { print $2; exit }')
+[ $((after - before)) -ge 5000000 ] || fail "switch-side tbf toward h1 saw only $((after - before)) bytes"
+ok "rate: $out (limit ${RATE_MBIT}mbit; ingress tbf passed $((after - before)) bytes)"
+"$CL" set --loss "$LOSS" >/dev/null
+
+# 4. mpirun: one rank per host, each in its own namespace (with 20% loss on).
+# shellcheck disable=SC2016
+out=$(timeout 45 "$CL" run -n 3 -- /bin/sh -c \
+	'echo RANK $OMPI_COMM_WORLD_RANK $(hostname) $(ip -o -4 addr show dev eth0 | grep -o "198\.18\.[0-9.]*")' \
+	</dev/null) || fail "cluster.sh run failed: $out"
+got=$(grep '^RANK ' <<<"$out" | sort)
+want=$(printf 'RANK 0 orc-h0 198.18.0.1\nRANK 1 orc-h1 198.18.0.2\nRANK 2 orc-h2 198.18.0.3')
+[ "$got" = "$want" ] || fail "mpirun ranks/namespaces wrong; got:
+$out"
+ok "mpirun placed rank i in orc-hI: $(tr '\n' ';' <<<"$got")"
+
+# 5. down removes everything.
+"$CL" down >/dev/null || fail "cluster.sh down"
+left=$(ip netns list | grep -E '^orc-' || true)
+[ -z "$left" ] || fail "namespaces left after down: $left"
+[ ! -e "$STATE" ] || fail "state dir $STATE left after down"
+"$CL" down >/dev/null || fail "second cluster.sh down (idempotence)"
+ok "down removed namespaces and state"
+echo "PASS"

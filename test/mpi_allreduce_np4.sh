@@ -1,0 +1,3 @@
+#!/bin/sh
+# Exact allreduce, every dtype x op x count x in-place, on 4 ranks.
+exec "${top_srcdir:-.}/test/run-mpi.sh" 4 "${top_builddir:-.}/test/mpi_allreduce"

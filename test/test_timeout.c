@@ -1,0 +1,709 @@
+/*
+ * Unit test of the timeout controller (lib/timeout.c) on synthetic traces.
+ * Prints every check; exit 0 when all pass, 1 otherwise.
+ */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "optireduce.h"
+#include "../lib/timeout.h"
+
+_Static_assert(OR_TMO_EINVAL == -OPTIREDUCE_EINVAL, "timeout.h EINVAL out of step");
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		int ok_ = !!(cond);                                                                \
+		printf("%s: ", ok_ ? "ok  " : "FAIL");                                             \
+		printf(__VA_ARGS__);                                                               \
+		printf("\n");                                                                      \
+		if (!ok_) {                                                                        \
+			printf("      at %s:%d: %s\n", __FILE__, __LINE__, #cond);                 \
+			failures++;                                                                \
+		}                                                                                  \
+	} while (0)
+
+#define KB 1024u
+#define SZ (64 * KB) /* the size class most tests use */
+
+static struct or_tmo_config base_cfg(void)
+{
+	struct or_tmo_config c;
+
+	or_tmo_config_default(&c);
+	c.min_us = 10;
+	c.max_us = 1000000;
+	c.initial_us = c.max_us;
+	return c;
+}
+
+/* Calibrates SZ with n completions of us each, then takes the deadline. */
+static void calibrate_flat(struct or_tmo *t, uint32_t n, uint64_t us)
+{
+	for (uint32_t i = 0; i < n; i++)
+		or_tmo_complete(t, SZ, us, 0, 0.0);
+	or_tmo_deadline(t, SZ);
+}
+
+/* Breaks one field of a valid config; NULL past the last case. */
+static const char *break_config(int i, struct or_tmo_config *c)
+{
+	switch (i) {
+	case 0:
+		c->nranks = 0;
+		return "nranks = 0";
+	case 1:
+		c->nranks = 4;
+		c->rank = 4;
+		return "rank >= nranks";
+	case 2:
+		c->calib_ops = 0;
+		return "calib_ops = 0";
+	case 3:
+		c->calib_ops = OR_TMO_CALIB_MAX + 1;
+		return "calib_ops > OR_TMO_CALIB_MAX";
+	case 4:
+		c->calib_percentile = 0;
+		return "calib_percentile = 0";
+	case 5:
+		c->calib_percentile = 100.5;
+		return "calib_percentile > 100";
+	case 6:
+		c->calib_percentile = NAN;
+		return "calib_percentile NaN";
+	case 7:
+		c->calib_margin = 0.9;
+		return "calib_margin < 1";
+	case 8:
+		c->calib_margin = INFINITY;
+		return "calib_margin infinite";
+	case 9:
+		c->min_us = 0;
+		return "min_us = 0";
+	case 10:
+		c->min_us = 100;
+		c->max_us = 99;
+		return "max_us < min_us";
+	case 11:
+		c->max_us = (uint64_t)UINT32_MAX + 1;
+		return "max_us > UINT32_MAX";
+	case 12:
+		c->initial_us = 1;
+		return "initial_us < min_us";
+	case 13:
+		c->initial_us = c->max_us + 1;
+		return "initial_us > max_us";
+	case 14:
+		c->early_fraction = -0.1;
+		return "early_fraction < 0";
+	case 15:
+		c->early_fraction = NAN;
+		return "early_fraction NaN";
+	case 16:
+		c->ewma_alpha = 0;
+		return "ewma_alpha = 0";
+	case 17:
+		c->ewma_alpha = 1.5;
+		return "ewma_alpha > 1";
+	case 18:
+		c->backoff = 0.5;
+		return "backoff < 1";
+	case 19:
+		c->loss_threshold = 1.1;
+		return "loss_threshold > 1";
+	case 20:
+		c->loss_threshold = NAN;
+		return "loss_threshold NaN";
+	case 21:
+		c->clean_ops_to_grow = 0;
+		return "clean_ops_to_grow = 0";
+	case 22:
+		c->nranks = 8;
+		c->incast_initial = 8;
+		return "incast_initial > nranks-1";
+	case 23:
+		c->nranks = 8;
+		c->user_incast = 9;
+		return "user_incast > nranks-1";
+	case 24:
+		c->nranks = OR_TMO_INLINE_RANKS + 1;
+		return "nranks > OR_TMO_INLINE_RANKS, no store";
+	default:
+		return NULL;
+	}
+}
+
+static void test_config(void)
+{
+	struct or_tmo_config c = base_cfg();
+	static struct or_tmo t;
+	static uint32_t store[OR_TMO_PEER_STORE_LEN(1024)];
+	const char *what;
+
+	CHECK(or_tmo_init(&t, &c) == 0, "default config (with test bounds) accepted");
+	for (int i = 0;; i++) {
+		struct or_tmo_config b = base_cfg();
+
+		what = break_config(i, &b);
+		if (!what)
+			break;
+		CHECK(or_tmo_init(&t, &b) == OR_TMO_EINVAL, "bad config rejected: %s", what);
+	}
+	CHECK(or_tmo_init(NULL, &c) == OR_TMO_EINVAL && or_tmo_init(&t, NULL) == OR_TMO_EINVAL,
+	      "NULL controller or config rejected");
+
+	c.nranks = 1024;
+	CHECK(or_tmo_init_store(&t, &c, store, OR_TMO_PEER_STORE_LEN(1024)) == 0,
+	      "1024 ranks accepted with a caller store");
+	CHECK(or_tmo_init_store(&t, &c, store, OR_TMO_PEER_STORE_LEN(1024) - 1) == OR_TMO_EINVAL,
+	      "caller store one element short rejected");
+	c.nranks = 1;
+	c.initial_us = c.min_us;
+	c.calib_percentile = 100;
+	c.calib_margin = 1;
+	c.backoff = 1;
+	c.early_fraction = 0;
+	c.ewma_alpha = 1;
+	c.loss_threshold = 0;
+	c.user_incast = 1;
+	CHECK(or_tmo_init(&t, &c) == 0, "edge-of-range config accepted (nranks 1, P 100, M 1)");
+	CHECK(or_tmo_incast(&t) == 1, "nranks 1: incast is 1");
+}
+
+static void test_names(void)
+{
+	int all = 1, distinct = 1;
+
+	for (int i = 0; i < OR_TMO_REASON_COUNT; i++) {
+		const char *a = or_tmo_reason_name((enum or_tmo_reason)i);
+
+		if (!a || !*a || !strcmp(a, "unknown"))
+			all = 0;
+		for (int j = 0; a && j < i; j++)
+			if (!strcmp(a, or_tmo_reason_name((enum or_tmo_reason)j)))
+				distinct = 0;
+	}
+	CHECK(all && distinct, "every reason has its own name");
+	CHECK(!strcmp(or_tmo_reason_name(OR_TMO_EARLY_TIMEOUT), "early_timeout"),
+	      "EARLY_TIMEOUT is named early_timeout");
+	CHECK(!strcmp(or_tmo_reason_name((enum or_tmo_reason)9999), "unknown") &&
+	          !strcmp(or_tmo_reason_name((enum or_tmo_reason) - 1), "unknown"),
+	      "out-of-range reason is \"unknown\"");
+}
+
+static void test_size_class(void)
+{
+	CHECK(or_tmo_size_class(0) == 0 && or_tmo_size_class(4096) == 0,
+	      "0 and 4096 bytes are class 0");
+	CHECK(or_tmo_size_class(4097) == 1 && or_tmo_size_class(8192) == 1,
+	      "4097..8192 bytes are class 1");
+	CHECK(or_tmo_size_class((size_t)1 << 26) == 14 &&
+	          or_tmo_size_class(((size_t)1 << 26) + 1) == 15,
+	      "64 MiB is class 14, one byte more is class 15");
+	CHECK(or_tmo_size_class(SIZE_MAX) == OR_TMO_SIZE_CLASSES - 1, "SIZE_MAX is the last class");
+}
+
+static void test_calibration(void)
+{
+	static struct or_tmo t;
+	struct or_tmo_config c = base_cfg();
+	/* 100, 200, ... 2000 in a scrambled order: 7 is coprime with 20. */
+	uint64_t trace[20];
+	const struct {
+		double p, m;
+		uint64_t expect;
+	} cases[] = {
+	    {95, 1.5, 2850},                 /* nearest rank ceil(0.95*20) = 19th: 1900 */
+	    {50, 1.5, 1500},                 /* 10th: 1000 */
+	    {100, 1.0, 2000}, {1, 2.0, 200}, /* 1st: 100 */
+	    {96, 1.25, 2500},                /* ceil(19.2) = 20th: 2000 */
+	};
+	enum or_tmo_reason r = OR_TMO_NONE;
+	uint64_t d;
+
+	for (int i = 0; i < 20; i++)
+		trace[i] = 100 * (uint64_t)((i * 7) % 20 + 1);
+
+	for (size_t n = 0; n < sizeof(cases) / sizeof(cases[0]); n++) {
+		int initial_ok = 1;
+
+		c.calib_ops = 20;
+		c.calib_percentile = cases[n].p;
+		c.calib_margin = cases[n].m;
+		or_tmo_init(&t, &c);
+		for (int i = 0; i < 20; i++) {
+			if (or_tmo_deadline(&t, SZ) != c.initial_us ||
+			    or_tmo_last(&t)->why != OR_TMO_INITIAL)
+				initial_ok = 0;
+			r = or_tmo_complete(&t, SZ, trace[i], 0, 0.0);
+			if (i < 19 && r != OR_TMO_CALIBRATING)
+				initial_ok = 0;
+		}
+		CHECK(initial_ok,
+		      "P%g M%g: initial_us (reason initial) for the first 20 operations",
+		      cases[n].p, cases[n].m);
+		d = or_tmo_deadline(&t, SZ);
+		CHECK(r == OR_TMO_CALIBRATED && d == cases[n].expect &&
+		          or_tmo_last(&t)->why == OR_TMO_ADAPTIVE,
+		      "P%g M%g of 100..2000 µs: t_B = %llu (expected %llu, reason %s)", cases[n].p,
+		      cases[n].m, (unsigned long long)d, (unsigned long long)cases[n].expect,
+		      or_tmo_reason_name(or_tmo_last(&t)->why));
+	}
+	CHECK(or_tmo_last(&t)->t_b_us == 2500 && or_tmo_last(&t)->unclamped_us == 2500,
+	      "decision log: t_b_us 2500, unclamped_us 2500");
+	CHECK(or_tmo_last(&t)->t_c0_us == 1050 && or_tmo_local_estimate(&t, SZ) == 1050,
+	      "t_C restarts at the median of the calibration samples (1050)");
+	CHECK(or_tmo_deadline(&t, 1 * KB) == c.initial_us,
+	      "another size class is still calibrating (initial_us)");
+}
+
+static void test_user_timeout(void)
+{
+	static struct or_tmo t;
+	struct or_tmo_config c = base_cfg();
+	int ok = 1;
+
+	c.user_timeout_us = 5000;
+	or_tmo_init(&t, &c);
+	for (int i = 0; i < 40; i++) {
+		if (or_tmo_deadline(&t, SZ) != 5000 || or_tmo_last(&t)->why != OR_TMO_USER)
+			ok = 0;
+		or_tmo_complete(&t, SZ, i < 20 ? 100 : 90000, i % 3 == 0, 0.5);
+	}
+	CHECK(ok, "user timeout 5000 µs holds through 40 operations of 100 and 90000 µs");
+	CHECK(or_tmo_local_estimate(&t, SZ) > 0, "t_C still tracked under a user timeout");
+
+	c.user_timeout_us = c.max_us * 10;
+	or_tmo_init(&t, &c);
+	CHECK(or_tmo_deadline(&t, SZ) == c.max_us && or_tmo_last(&t)->why == OR_TMO_CLAMP_MAX,
+	      "user timeout above max_us is clamped to max_us (clamp_max)");
+	c.user_timeout_us = 1;
+	or_tmo_init(&t, &c);
+	CHECK(or_tmo_deadline(&t, SZ) == c.min_us && or_tmo_last(&t)->why == OR_TMO_CLAMP_MIN,
+	      "user timeout below min_us is raised to min_us (clamp_min)");
+}
+
+struct phase_case {
+	const char *what;
+	uint32_t senders_expected, senders_last;
+	uint64_t bytes_expected, bytes_received;
+	uint64_t last_arrival; /* relative to start; UINT64_MAX = 0 absolute (none) */
+	uint64_t deadline;     /* phase override, 0 = controller's */
+	uint64_t now;          /* relative to start */
+	enum or_tmo_reason expect;
+};
+
+/*
+ * Controller: t_C = 1000, t_B = 1500, F = 0.25, so quiet = 250 µs and the
+ * hard bound is start + 1500.
+ */
+static void test_phase(void)
+{
+	static struct or_tmo t;
+	struct or_tmo_config c = base_cfg();
+	const uint64_t start = 1000000;
+	const struct phase_case cases[] = {
+	    {"everything arrived", 4, 4, 1000, 1000, 100, 0, 100, OR_TMO_ALL_DATA},
+	    {"everything arrived, polled after the deadline", 4, 4, 1000, 1000, 100, 0, 9999,
+	     OR_TMO_ALL_DATA},
+	    {"nothing expected", 0, 0, 0, 0, UINT64_MAX, 0, 0, OR_TMO_ALL_DATA},
+	    {"all LAST, bytes short, quiet 249", 4, 4, 1000, 900, 100, 0, 349, OR_TMO_NOT_YET},
+	    {"all LAST, bytes short, quiet 250", 4, 4, 1000, 900, 100, 0, 350,
+	     OR_TMO_EARLY_TIMEOUT},
+	    {"bytes in, one LAST missing, quiet 249", 4, 3, 1000, 1000, 100, 0, 349,
+	     OR_TMO_NOT_YET},
+	    {"bytes in, one LAST missing, quiet 250", 4, 3, 1000, 1000, 100, 0, 350,
+	     OR_TMO_EARLY_TIMEOUT},
+	    {"one LAST missing, bytes short, quiet 250", 4, 3, 1000, 900, 100, 0, 350,
+	     OR_TMO_NOT_YET},
+	    {"one LAST missing, bytes short, 1 µs before the bound", 4, 3, 1000, 900, 100, 0, 1499,
+	     OR_TMO_NOT_YET},
+	    {"one LAST missing, bytes short, at the bound", 4, 3, 1000, 900, 100, 0, 1500,
+	     OR_TMO_HARD_BOUND},
+	    {"senders not counted, bytes short: no early", 0, 0, 1000, 900, 100, 0, 1000,
+	     OR_TMO_NOT_YET},
+	    {"zero bytes expected, all LAST: all data", 4, 4, 0, 0, 100, 0, 100, OR_TMO_ALL_DATA},
+	    {"zero bytes expected, one LAST missing: no early", 4, 3, 0, 0, 100, 0, 1000,
+	     OR_TMO_NOT_YET},
+	    {"no arrival time given: quiet counts from the start", 4, 4, 1000, 900, UINT64_MAX, 0,
+	     249, OR_TMO_NOT_YET},
+	    {"no arrival time given, 250 after start", 4, 4, 1000, 900, UINT64_MAX, 0, 250,
+	     OR_TMO_EARLY_TIMEOUT},
+	    {"late arrival: quiet would end after the bound", 4, 4, 1000, 900, 1400, 0, 1500,
+	     OR_TMO_HARD_BOUND},
+	    {"early and hard at the same instant: hard", 4, 4, 1000, 900, 1250, 0, 1500,
+	     OR_TMO_HARD_BOUND},
+	    {"early came first, polled after the bound", 4, 4, 1000, 900, 1249, 0, 5000,
+	     OR_TMO_EARLY_TIMEOUT},
+	    {"phase deadline override 400, at 399", 4, 3, 1000, 900, 100, 400, 399, OR_TMO_NOT_YET},
+	    {"phase deadline override 400, at 400", 4, 3, 1000, 900, 100, 400, 400,
+	     OR_TMO_HARD_BOUND},
+	};
+
+	c.calib_ops = 4;
+	c.early_fraction = 0.25;
+	or_tmo_init(&t, &c);
+	calibrate_flat(&t, 4, 1000);
+	CHECK(or_tmo_last(&t)->deadline_us == 1500 && or_tmo_last(&t)->quiet_us == 250,
+	      "setup: deadline 1500 µs, quiet time 250 µs");
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct phase_case *k = &cases[i];
+		struct or_tmo_phase ph = {
+		    .start_us = start,
+		    .deadline_us = k->deadline,
+		    .senders_expected = k->senders_expected,
+		    .senders_last = k->senders_last,
+		    .bytes_expected = k->bytes_expected,
+		    .bytes_received = k->bytes_received,
+		    .last_arrival_us = k->last_arrival == UINT64_MAX ? 0 : start + k->last_arrival,
+		};
+		enum or_tmo_reason r = or_tmo_phase_check(&t, SZ, &ph, start + k->now);
+
+		CHECK(r == k->expect, "phase: %s -> %s (got %s)", k->what,
+		      or_tmo_reason_name(k->expect), or_tmo_reason_name(r));
+	}
+
+	/* Sweep every microsecond: EARLY never before its conditions hold. */
+	{
+		struct or_tmo_phase ph = {start, 0, 4, 3, 1000, 900, start + 100};
+		int never = 1, wake_ok;
+
+		for (uint64_t now = start; now < start + 1500; now++)
+			if (or_tmo_phase_check(&t, SZ, &ph, now) != OR_TMO_NOT_YET)
+				never = 0;
+		CHECK(never, "sweep: one LAST missing and bytes short: NOT_YET at every µs before "
+		             "the bound");
+		wake_ok = or_tmo_phase_wake(&t, SZ, &ph) == start + 1500;
+		ph.senders_last = 4;
+		for (uint64_t now = start; now < start + 1500; now++) {
+			enum or_tmo_reason r = or_tmo_phase_check(&t, SZ, &ph, now);
+
+			if ((now < start + 350) != (r == OR_TMO_NOT_YET))
+				never = 0;
+		}
+		CHECK(never, "sweep: all LAST in at +100: NOT_YET exactly until +350, then early");
+		wake_ok = wake_ok && or_tmo_phase_wake(&t, SZ, &ph) == start + 350;
+		ph.bytes_received = 1000;
+		wake_ok = wake_ok && or_tmo_phase_wake(&t, SZ, &ph) == 0;
+		CHECK(wake_ok, "wake time: the bound, then the end of quiet, then 0 when complete");
+	}
+
+	/* Before any t_C exists there is nothing to scale the quiet time by. */
+	{
+		struct or_tmo_phase ph = {start, 0, 4, 4, 1000, 900, start + 100};
+
+		or_tmo_init(&t, &c);
+		or_tmo_deadline(&t, SZ);
+		CHECK(or_tmo_phase_check(&t, SZ, &ph, start + c.initial_us - 1) == OR_TMO_NOT_YET &&
+		          or_tmo_phase_check(&t, SZ, &ph, start + c.initial_us) ==
+		              OR_TMO_HARD_BOUND,
+		      "no t_C yet: no early timeout, hard bound at initial_us");
+	}
+
+	/* F = 0: close as soon as the conditions hold. */
+	{
+		struct or_tmo_phase ph = {start, 0, 4, 4, 1000, 900, start + 100};
+
+		c.early_fraction = 0;
+		or_tmo_init(&t, &c);
+		calibrate_flat(&t, 4, 1000);
+		CHECK(or_tmo_phase_check(&t, SZ, &ph, start + 100) == OR_TMO_EARLY_TIMEOUT,
+		      "F = 0: early at the arrival that completed the LAST set");
+		ph.senders_last = 3;
+		CHECK(or_tmo_phase_check(&t, SZ, &ph, start + 100) == OR_TMO_NOT_YET,
+		      "F = 0: still NOT_YET with one LAST missing");
+	}
+}
+
+static void test_adapt(void)
+{
+	static struct or_tmo t;
+	struct or_tmo_config c = base_cfg();
+	uint64_t d0, d, prev;
+	int monotone = 1;
+
+	c.calib_ops = 8;
+	or_tmo_init(&t, &c);
+	calibrate_flat(&t, 8, 1000);
+	d0 = or_tmo_deadline(&t, SZ);
+	CHECK(d0 == 1500, "calibrated on 1000 µs: deadline 1500");
+
+	prev = d0;
+	for (int i = 0; i < 40; i++) {
+		or_tmo_complete(&t, SZ, 500, 0, 0.0);
+		d = or_tmo_deadline(&t, SZ);
+		if (d > prev)
+			monotone = 0;
+		prev = d;
+	}
+	CHECK(monotone && prev >= 750 && prev <= 770,
+	      "quiet run (40 ops of 500 µs): deadline shrinks steadily to %llu (~750)",
+	      (unsigned long long)prev);
+
+	monotone = 1;
+	for (int i = 0; i < 40; i++) {
+		or_tmo_complete(&t, SZ, 1400, 0, 0.0);
+		d = or_tmo_deadline(&t, SZ);
+		if (d < prev)
+			monotone = 0;
+		prev = d;
+	}
+	CHECK(monotone && prev >= 2050 && prev <= 2100,
+	      "busy run (40 ops of 1400 µs): deadline grows steadily to %llu (~2100)",
+	      (unsigned long long)prev);
+
+	/* Timeouts with little loss (a lost LAST packet) teach nothing. */
+	d0 = prev;
+	for (int i = 0; i < 5; i++)
+		CHECK(or_tmo_complete(&t, SZ, d0, 1, 0.001) == OR_TMO_TIMED_OUT,
+		      "hard timeout with 0.1%% loss: timed_out, t_C untouched");
+	CHECK(or_tmo_deadline(&t, SZ) == d0, "deadline unchanged by light-loss timeouts");
+
+	/* A network that slowed past the deadline: only backoff can notice. */
+	prev = d0;
+	monotone = 1;
+	for (int i = 0; i < 4; i++) {
+		if (or_tmo_complete(&t, SZ, prev, 1, 0.3) != OR_TMO_BACKOFF)
+			monotone = 0;
+		d = or_tmo_deadline(&t, SZ);
+		if (d < prev * 3 / 2 - 2 || d > prev * 3 / 2 + 2)
+			monotone = 0;
+		prev = d;
+	}
+	CHECK(monotone, "heavy-loss timeouts: deadline x1.5 each (%llu -> %llu)",
+	      (unsigned long long)d0, (unsigned long long)prev);
+	for (int i = 0; i < 60; i++)
+		or_tmo_complete(&t, SZ, 1400, 0, 0.0);
+	d = or_tmo_deadline(&t, SZ);
+	CHECK(d >= 2050 && d <= 2110 && or_tmo_last(&t)->backoff < 1.01,
+	      "clean completions decay the backoff: deadline back to %llu", (unsigned long long)d);
+
+	c.backoff = 1;
+	or_tmo_init(&t, &c);
+	calibrate_flat(&t, 8, 1000);
+	or_tmo_complete(&t, SZ, 1500, 1, 0.5);
+	CHECK(or_tmo_deadline(&t, SZ) == 1500, "backoff = 1: heavy-loss timeouts keep t_B");
+}
+
+static void test_extremes(void)
+{
+	static struct or_tmo t;
+	struct or_tmo_config c = base_cfg();
+	int ok = 1;
+
+	c.calib_ops = 4;
+	c.min_us = 200;
+	c.max_us = 2000000;
+	c.initial_us = c.max_us;
+	or_tmo_init(&t, &c);
+	calibrate_flat(&t, 4, 0);
+	CHECK(or_tmo_last(&t)->deadline_us == 200 && or_tmo_last(&t)->why == OR_TMO_CLAMP_MIN,
+	      "0 µs completions: deadline = min_us (clamp_min)");
+	CHECK(or_tmo_local_estimate(&t, SZ) >= 1, "0 µs completions: advertised estimate is not "
+	                                          "0 (\"none\")");
+	for (int i = 0; i < 50; i++)
+		or_tmo_complete(&t, SZ, 0, 0, 0.0);
+	CHECK(or_tmo_deadline(&t, SZ) == 200, "a run of 0 µs completions stays at min_us");
+
+	or_tmo_init(&t, &c);
+	calibrate_flat(&t, 4, UINT64_MAX);
+	CHECK(or_tmo_last(&t)->deadline_us == c.max_us && or_tmo_last(&t)->why == OR_TMO_CLAMP_MAX,
+	      "UINT64_MAX µs completions: deadline = max_us (clamp_max)");
+	for (int i = 0; i < 20; i++) {
+		or_tmo_complete(&t, SZ, UINT64_MAX, i & 1, 1.0);
+		if (or_tmo_deadline(&t, SZ) != c.max_us)
+			ok = 0;
+	}
+	CHECK(ok, "huge completions and total-loss timeouts stay at max_us");
+	CHECK(or_tmo_local_estimate(&t, SZ) <= c.max_us, "advertised estimate clipped to max_us");
+
+	c.calib_margin = 1e300;
+	c.early_fraction = 1e300;
+	or_tmo_init(&t, &c);
+	calibrate_flat(&t, 4, UINT64_MAX);
+	CHECK(or_tmo_last(&t)->deadline_us == c.max_us && or_tmo_last(&t)->t_b_us == UINT64_MAX &&
+	          or_tmo_last(&t)->quiet_us == UINT64_MAX,
+	      "margin and early fraction 1e300: max_us, t_B and quiet saturate");
+	c.calib_margin = 1.5;
+	c.early_fraction = 0.1;
+
+	c.nranks = 4;
+	or_tmo_init(&t, &c);
+	calibrate_flat(&t, 4, 1000);
+	for (uint32_t r = 1; r < 4; r++)
+		or_tmo_peer_estimate(&t, r, SZ, UINT32_MAX);
+	CHECK(or_tmo_deadline(&t, SZ) == c.max_us, "peers advertising UINT32_MAX: max_us");
+	for (uint32_t r = 1; r < 4; r++)
+		or_tmo_peer_estimate(&t, r, SZ, 1);
+	CHECK(or_tmo_deadline(&t, SZ) == c.min_us, "peers advertising 1 µs: min_us");
+
+	ok = 1;
+	or_tmo_init(&t, &c);
+	for (size_t b = 0; b < 64; b++) {
+		size_t bytes = b == 63 ? SIZE_MAX : (size_t)1 << b;
+		uint64_t d = or_tmo_deadline(&t, bytes);
+
+		or_tmo_complete(&t, bytes, b * 99991, (int)(b & 1), NAN);
+		if (d < c.min_us || d > c.max_us)
+			ok = 0;
+	}
+	CHECK(ok, "every size from 1 byte to SIZE_MAX gets a deadline in [min_us, max_us]");
+}
+
+static void test_consensus(void)
+{
+	static struct or_tmo t;
+	static uint32_t store[OR_TMO_PEER_STORE_LEN(1024)];
+	struct or_tmo_config c = base_cfg();
+	const uint32_t peers[] = {990, 1010, 1000, 1005, 995, 1002};
+	uint64_t d;
+
+	c.calib_ops = 4;
+	c.nranks = 8;
+	or_tmo_init(&t, &c);
+	calibrate_flat(&t, 4, 1000);
+	for (uint32_t r = 1; r <= 6; r++)
+		or_tmo_peer_estimate(&t, r, SZ, peers[r - 1]);
+	or_tmo_peer_estimate(&t, 7, SZ, 1000000);
+	d = or_tmo_deadline(&t, SZ);
+	CHECK(or_tmo_last(&t)->consensus_us == 1001 && or_tmo_last(&t)->estimates == 8 && d == 1502,
+	      "one rank advertising 1 s among ~1000 µs: consensus %u over %u ranks, deadline "
+	      "%llu",
+	      or_tmo_last(&t)->consensus_us, or_tmo_last(&t)->estimates, (unsigned long long)d);
+	or_tmo_peer_estimate(&t, 7, SZ, 1);
+	d = or_tmo_deadline(&t, SZ);
+	CHECK(or_tmo_last(&t)->consensus_us == 1000 && d == 1500,
+	      "the same rank advertising 1 µs: consensus %u, deadline %llu",
+	      or_tmo_last(&t)->consensus_us, (unsigned long long)d);
+	or_tmo_peer_estimate(&t, 7, SZ, 0);
+	or_tmo_deadline(&t, SZ);
+	CHECK(or_tmo_last(&t)->estimates == 7 && or_tmo_last(&t)->consensus_us == 1000,
+	      "estimate 0 withdraws the rank: 7 estimates, median 1000");
+	CHECK(or_tmo_peer_estimate(&t, 0, SZ, 5) == 0 &&
+	          or_tmo_peer_estimate(&t, 8, SZ, 5) == OR_TMO_EINVAL,
+	      "own rank ignored, rank 8 of 8 rejected");
+	or_tmo_deadline(&t, SZ);
+	CHECK(or_tmo_last(&t)->estimates == 7, "own looped-back estimate not counted");
+	or_tmo_peer_estimate(&t, 3, 1 * KB, 50000);
+	or_tmo_deadline(&t, SZ);
+	CHECK(or_tmo_last(&t)->consensus_us == 1000,
+	      "an estimate for another size class does not move this one");
+
+	/* Two ranks: the median is the midpoint. */
+	c.nranks = 2;
+	or_tmo_init(&t, &c);
+	calibrate_flat(&t, 4, 1000);
+	or_tmo_peer_estimate(&t, 1, SZ, 2000);
+	or_tmo_deadline(&t, SZ);
+	CHECK(or_tmo_last(&t)->consensus_us == 1500, "two ranks 1000 and 2000: consensus 1500");
+
+	/* 1024 ranks in a caller store: the majority's view wins. */
+	c.nranks = 1024;
+	c.rank = 512;
+	or_tmo_init_store(&t, &c, store, OR_TMO_PEER_STORE_LEN(1024));
+	calibrate_flat(&t, 4, 1000);
+	for (uint32_t r = 0; r < 1024; r++)
+		or_tmo_peer_estimate(&t, r, SZ, r < 600 ? 2000 : 3);
+	d = or_tmo_deadline(&t, SZ);
+	CHECK(or_tmo_last(&t)->consensus_us == 2000 && d == 3000,
+	      "1024 ranks, 599 peers at 2000 µs, 424 at 3 µs, self 1000: consensus %u, deadline "
+	      "%llu",
+	      or_tmo_last(&t)->consensus_us, (unsigned long long)d);
+
+	/* The early timeout scales with the consensus, not the local t_C. */
+	{
+		struct or_tmo_phase ph = {0, 0, 4, 4, 1000, 900, 100};
+
+		c.early_fraction = 0.25;
+		or_tmo_init_store(&t, &c, store, OR_TMO_PEER_STORE_LEN(1024));
+		calibrate_flat(&t, 4, 1000);
+		for (uint32_t r = 0; r < 1024; r++)
+			or_tmo_peer_estimate(&t, r, SZ, 4000);
+		or_tmo_deadline(&t, SZ);
+		CHECK(or_tmo_phase_check(&t, SZ, &ph, 100 + 999) == OR_TMO_NOT_YET &&
+		          or_tmo_phase_check(&t, SZ, &ph, 100 + 1000) == OR_TMO_EARLY_TIMEOUT,
+		      "consensus 4000 µs, F 0.25: early after 1000 µs of quiet, not 250");
+	}
+}
+
+static void test_incast(void)
+{
+	static struct or_tmo t;
+	struct or_tmo_config c = base_cfg();
+	int ok = 1;
+
+	c.nranks = 16;
+	c.clean_ops_to_grow = 8;
+	c.loss_threshold = 0.01;
+	or_tmo_init(&t, &c);
+	CHECK(or_tmo_incast(&t) == 15, "16 ranks: incast starts at N-1 = 15");
+	or_tmo_complete(&t, SZ, 100, 0, 0.05);
+	CHECK(or_tmo_incast(&t) == 7 && or_tmo_last(&t)->incast_why == OR_TMO_INCAST_CUT_LOSS,
+	      "5%% loss: halved to 7 (incast_cut_loss)");
+	or_tmo_complete(&t, SZ, 100, 1, 0.0);
+	CHECK(or_tmo_incast(&t) == 3 && or_tmo_last(&t)->incast_why == OR_TMO_INCAST_CUT_TIMEOUT,
+	      "hard timeout: halved to 3 (incast_cut_timeout)");
+	or_tmo_complete(&t, SZ, 100, 1, 0.9);
+	or_tmo_complete(&t, SZ, 100, 1, 0.9);
+	CHECK(or_tmo_incast(&t) == 1, "more timeouts: floor at 1");
+
+	for (int i = 0; i < 7; i++) {
+		or_tmo_complete(&t, SZ, 100, 0, 0.01);
+		if (or_tmo_incast(&t) != 1 || or_tmo_last(&t)->incast_why != OR_TMO_INCAST_HOLD)
+			ok = 0;
+	}
+	CHECK(ok, "7 clean operations (loss exactly at the threshold is clean): hold at 1");
+	or_tmo_complete(&t, SZ, 100, 0, 0.0);
+	CHECK(or_tmo_incast(&t) == 2 && or_tmo_last(&t)->incast_why == OR_TMO_INCAST_GROW,
+	      "8th clean operation: +1 to 2 (incast_grow)");
+	for (int i = 0; i < 5; i++)
+		or_tmo_complete(&t, SZ, 100, 0, 0.0);
+	or_tmo_complete(&t, SZ, 100, 0, 0.02);
+	for (int i = 0; i < 7; i++)
+		or_tmo_complete(&t, SZ, 100, 0, 0.0);
+	CHECK(or_tmo_incast(&t) == 1, "a lossy operation resets the clean run (1, not 2 or 3)");
+
+	for (int i = 0; i < 8 * 40; i++)
+		or_tmo_complete(&t, SZ, 100, 0, 0.0);
+	CHECK(or_tmo_incast(&t) == 15 && or_tmo_last(&t)->incast_why == OR_TMO_INCAST_HOLD,
+	      "long clean run: grows to N-1 = 15 and holds there");
+
+	c.user_incast = 4;
+	or_tmo_init(&t, &c);
+	or_tmo_complete(&t, SZ, 100, 1, 1.0);
+	CHECK(or_tmo_incast(&t) == 4 && or_tmo_last(&t)->incast_why == OR_TMO_INCAST_FIXED,
+	      "user incast 4 is fixed (incast_fixed)");
+
+	c.user_incast = 0;
+	c.incast_initial = 5;
+	or_tmo_init(&t, &c);
+	CHECK(or_tmo_incast(&t) == 5, "incast_initial 5 honoured");
+
+	c.nranks = 2;
+	c.incast_initial = 0;
+	or_tmo_init(&t, &c);
+	for (int i = 0; i < 20; i++)
+		or_tmo_complete(&t, SZ, 100, i == 3, 0.0);
+	CHECK(or_tmo_incast(&t) == 1, "2 ranks: incast stays 1");
+}
+
+int main(void)
+{
+	test_config();
+	test_names();
+	test_size_class();
+	test_calibration();
+	test_user_timeout();
+	test_phase();
+	test_adapt();
+	test_extremes();
+	test_consensus();
+	test_incast();
+	printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
+	return failures ? 1 : 0;
+}

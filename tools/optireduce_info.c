@@ -1,0 +1,109 @@
+/*
+ * optireduce_info: version, libfabric providers, algorithms, and every
+ * parameter with its current value and where that value came from, in the
+ * spirit of fi_info and ucc_info.
+ */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "optireduce.h"
+
+static int self_allgather(const void *sbuf, void *rbuf, size_t len, void *info)
+{
+	(void)info;
+	memcpy(rbuf, sbuf, len);
+	return 0;
+}
+
+static void print_provider(const char *prov, const char *fabric, const char *domain,
+			   size_t max_msg, void *arg)
+{
+	(void)arg;
+	printf("  %-14s fabric %-18s domain %-10s max_msg_size %zu\n", prov, fabric, domain,
+	       max_msg);
+}
+
+static void usage(const char *argv0)
+{
+	printf("Usage: %s [-p] [-a] [-P] [-h]\n"
+	       "  -p  parameters only    -a  algorithms only    -P  providers only\n"
+	       "Parameters are set with OPTIREDUCE_<NAME>=value or optireduce_comm_set_param().\n",
+	       argv0);
+}
+
+static void print_params(optireduce_ctx_t *ctx)
+{
+	static const char *src[] = {"default", "environment", "api"};
+	struct optireduce_comm_attr attr = {
+		.oob = {.allgather = self_allgather, .rank = 0, .size = 1},
+		.mode = OPTIREDUCE_MODE_EXACT,
+	};
+	optireduce_comm_t *comm = NULL;
+	struct optireduce_param_info pi;
+
+	/* A one-rank communicator shows values exactly as a real one would resolve them. */
+	if (optireduce_comm_create(ctx, &attr, &comm))
+		comm = NULL;
+	printf("Parameters (environment OPTIREDUCE_<NAME>):\n");
+	for (int i = 0; optireduce_param_info(i, &pi) == 0; i++) {
+		char val[256] = "?";
+		enum optireduce_param_source s = OPTIREDUCE_PARAM_DEFAULT;
+		if (comm)
+			optireduce_comm_get_param(comm, pi.name, val, sizeof(val), &s);
+		printf("  %-18s %-7s = %-12s [%s] (default %s)\n      %s\n", pi.name, pi.type,
+		       *val ? val : "\"\"", src[s], *pi.defval ? pi.defval : "\"\"", pi.desc);
+	}
+	if (comm)
+		optireduce_comm_destroy(comm);
+}
+
+int main(int argc, char **argv)
+{
+	optireduce_ctx_t *ctx;
+	int opt, all = 1, p = 0, a = 0, P = 0, ret;
+
+	while ((opt = getopt(argc, argv, "paPh")) != -1) {
+		switch (opt) {
+		case 'p':
+			p = 1, all = 0;
+			break;
+		case 'a':
+			a = 1, all = 0;
+			break;
+		case 'P':
+			P = 1, all = 0;
+			break;
+		default:
+			usage(argv[0]);
+			return opt == 'h' ? 0 : 1;
+		}
+	}
+	ret = optireduce_init(OPTIREDUCE_API_VERSION, &ctx);
+	if (ret) {
+		fprintf(stderr, "optireduce_init: %s\n", optireduce_strerror(ret));
+		return 1;
+	}
+	if (all) {
+		printf("liboptireduce %s (API %u.%u), libfabric %s\n", optireduce_version_string(),
+		       OPTIREDUCE_VERSION_MAJOR(optireduce_version()),
+		       OPTIREDUCE_VERSION_MINOR(optireduce_version()),
+		       optireduce_libfabric_version());
+	}
+	if (all || P) {
+		printf("Exact channel providers (RDM, tagged):\n");
+		optireduce_providers(OPTIREDUCE_MODE_EXACT, print_provider, NULL);
+		printf("Bounded channel providers (DGRAM):\n");
+		optireduce_providers(OPTIREDUCE_MODE_BOUNDED, print_provider, NULL);
+	}
+	if (all || a) {
+		printf("Algorithms:\n");
+		for (int i = 0; optireduce_algorithm_name(i); i++)
+			printf("  %d %-10s %s\n", i, optireduce_algorithm_name(i),
+			       optireduce_algorithm_desc(i));
+	}
+	if (all || p)
+		print_params(ctx);
+	optireduce_finalize(ctx);
+	return 0;
+}
