@@ -30,5 +30,6 @@ extern const int or_alg_count;
 const struct or_alg *or_alg_by_name(const char *name);
 
 extern const struct or_alg or_alg_ring;
+extern const struct or_alg or_alg_transpose;
 
 #endif /* OR_ALGORITHM_H */

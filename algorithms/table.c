@@ -5,6 +5,7 @@
 /* Order is the id: keep it stable, append new algorithms at the end. */
 const struct or_alg *const or_alg_table[] = {
 	&or_alg_ring,
+	&or_alg_transpose,
 };
 
 const int or_alg_count = (int)(sizeof(or_alg_table) / sizeof(or_alg_table[0]));

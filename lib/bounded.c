@@ -1,53 +1,1002 @@
-/* Placeholder until the bounded channel lands: bounded mode is refused. */
+/*
+ * The bounded channel (DESIGN.md sections 5, 7 and 8): datagrams with a
+ * validated header, a pre-posted receive ring, parking of packets that
+ * arrive before their operation, paced sends, and phases that close when
+ * everything arrived, when the network went quiet after every sender's last
+ * packet, or at the deadline.  The estimator (rescaling what arrived) and the
+ * Hadamard codec wrap every algorithm here, so no algorithm re-implements them.
+ */
+#include <math.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "bounded.h"
+#include "hadamard.h"
 #include "internal.h"
+#include "reduce.h"
+#include "timeout.h"
+#include "../ofi/wire.h"
+
+#define OR_RX_RING 512         /* pre-posted receive buffers */
+#define OR_TX_POOL 256         /* send buffers in flight */
+#define OR_PARK_MAX 16384      /* packets kept for operations not started yet */
+#define OR_SEQ_WINDOW 64       /* how far ahead of the current operation packets are parked */
+#define OR_BURST_BYTES (64 * 1024)
+#define OR_MIN_RATE_MBPS 20.0
+#define OR_MAX_RATE_MBPS 100000.0
+#define OR_INITIAL_RATE_MBPS 2000.0
+
+struct or_rxbuf {
+	or_xfer_t x; /* first: the completion context */
+	struct or_bounded *b;
+	uint8_t *buf;
+};
+
+struct or_txbuf {
+	or_xfer_t x;
+	struct or_bounded *b;
+	uint8_t *buf;
+	struct or_txbuf *next;
+};
+
+struct or_parked {
+	uint16_t len;
+	uint8_t *data;
+};
+
+/* What this rank expects from one sender in one phase, and what arrived. */
+struct or_inbound {
+	uint8_t *region;
+	size_t bytes;
+	size_t npkts;
+	size_t got_pkts;
+	uint8_t *seen; /* one byte per packet: simpler than bits, and small next to the data */
+	int last_seen;
+};
+
+/* What this rank sends to one peer in one phase. */
+struct or_outbound {
+	const uint8_t *buf;
+	size_t bytes;
+	size_t npkts;
+	size_t next; /* packets sent so far */
+	size_t stride;
+	uint16_t contrib;
+};
+
+struct or_phase {
+	int begun;
+	int closed;
+	enum optireduce_phase_end end;
+	double start_us;
+	uint64_t deadline_us;
+	double last_arrival_us;
+	uint32_t senders_expected;
+	uint32_t senders_last;
+	uint64_t bytes_expected;
+	uint64_t bytes_received;
+	struct or_inbound *in;   /* [size] */
+	struct or_outbound *out; /* [size] */
+	uint32_t *order;         /* peers in send order (incast rotation) */
+	uint32_t norder;
+	uint32_t group;          /* first index in order of the current incast group */
+	uint32_t incast;
+};
+
+#define OR_MAX_PHASES 2
+
+struct or_bounded_op {
+	struct or_coll *c;
+	void *user_rbuf;
+	enum optireduce_dtype user_dtype;
+	size_t user_count;
+	size_t block_elems;
+	unsigned log2_block;
+	size_t nblocks;
+	void *work; /* the encoded contribution, whole blocks */
+	size_t max_received_loss_ppm;
+	uint64_t peers_heard;
+	struct or_phase ph[OR_MAX_PHASES];
+};
+
+struct or_bounded {
+	struct optireduce_comm *comm;
+	struct or_ofi *ep;
+	size_t max_msg;
+	size_t payload;
+	struct or_rxbuf rx[OR_RX_RING];
+	uint8_t *rx_mem;
+	struct or_txbuf tx[OR_TX_POOL];
+	uint8_t *tx_mem;
+	struct or_txbuf *tx_free;
+	struct or_parked *park;
+	size_t nparked;
+	struct or_bounded_op *op; /* the running operation, if any */
+	uint64_t seq_lo;          /* oldest operation not finished on this rank */
+	/* pacing */
+	double rate_mbps;
+	double tokens;
+	double last_refill_us;
+	double peer_loss; /* worst loss peers reported in this operation, fraction */
+	double own_loss;  /* loss this rank saw in its last operation, reported in headers */
+	uint64_t inject_state;
+	struct or_tmo tmo;
+	uint32_t *tmo_store;
+	struct optireduce_status stats; /* packet counters between operations */
+};
+
+static double param_d(struct or_bounded *b, enum or_param_id id)
+{
+	return or_param_double(&b->comm->params, id);
+}
+
+static int64_t param_i(struct or_bounded *b, enum or_param_id id)
+{
+	return or_param_int(&b->comm->params, id);
+}
+
+/* splitmix64: cheap, seedable, good enough to choose which packets to drop. */
+static uint64_t mix64(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static int post_rx(struct or_bounded *b, struct or_rxbuf *r)
+{
+	return or_ofi_recv(b->ep, r->buf, b->max_msg, &r->x);
+}
+
+static void on_rx(or_xfer_t *x, void *arg);
+static void on_tx(or_xfer_t *x, void *arg);
 
 int or_bounded_create(struct optireduce_comm *comm, struct or_bounded **out)
 {
-	(void)comm;
-	*out = NULL;
-	return -OPTIREDUCE_ENOSYS;
-}
-void or_bounded_destroy(struct or_bounded *b)
-{
-	(void)b;
-}
-const char *or_bounded_provider(const struct or_bounded *b)
-{
-	(void)b;
-	return "none";
-}
-int or_bounded_getname(struct or_bounded *b, void *buf, size_t *len)
-{
-	(void)b, (void)buf, (void)len;
-	return -OPTIREDUCE_ENOSYS;
-}
-int or_bounded_connect(struct or_bounded *b, const void *names, size_t stride)
-{
-	(void)b, (void)names, (void)stride;
-	return -OPTIREDUCE_ENOSYS;
-}
-int or_bounded_poll(struct or_bounded *b)
-{
-	(void)b;
+	struct or_bounded *b = calloc(1, sizeof(*b));
+	struct or_tmo_config cfg;
+	int ret;
+	size_t want;
+
+	if (!b)
+		return -OPTIREDUCE_ENOMEM;
+	b->comm = comm;
+	ret = or_ofi_open(OR_OFI_DGRAM, or_param_str(&comm->params, OR_P_BOUNDED_PROVIDER), 0,
+			  &b->ep);
+	if (ret) {
+		free(b);
+		return ret;
+	}
+	b->max_msg = or_ofi_max_msg(b->ep);
+	if (b->max_msg > 65535 + OR_WIRE_HDR_SIZE)
+		b->max_msg = 65535 + OR_WIRE_HDR_SIZE;
+	want = (size_t)param_i(b, OR_P_PACKET_PAYLOAD);
+	b->payload = b->max_msg - OR_WIRE_HDR_SIZE;
+	if (want && want < b->payload)
+		b->payload = want;
+	b->payload -= b->payload % 8; /* whole elements of every floating type */
+	if (b->payload < 64) {
+		or_bounded_destroy(b);
+		return -OPTIREDUCE_EMSGSIZE;
+	}
+	b->rx_mem = malloc(OR_RX_RING * b->max_msg);
+	b->tx_mem = malloc(OR_TX_POOL * b->max_msg);
+	b->park = calloc(OR_PARK_MAX, sizeof(*b->park));
+	if (!b->rx_mem || !b->tx_mem || !b->park) {
+		or_bounded_destroy(b);
+		return -OPTIREDUCE_ENOMEM;
+	}
+	for (size_t i = 0; i < OR_TX_POOL; i++) {
+		b->tx[i].b = b;
+		b->tx[i].buf = b->tx_mem + i * b->max_msg;
+		b->tx[i].x.cb = on_tx;
+		b->tx[i].x.cb_arg = &b->tx[i];
+		b->tx[i].next = b->tx_free;
+		b->tx_free = &b->tx[i];
+	}
+	b->rate_mbps = param_d(b, OR_P_PACING_RATE) > 0 ? param_d(b, OR_P_PACING_RATE)
+							  : OR_INITIAL_RATE_MBPS;
+	b->inject_state = (uint64_t)param_i(b, OR_P_INJECT_SEED) * 0x100000001b3ull + comm->rank;
+
+	or_tmo_config_default(&cfg);
+	cfg.nranks = comm->size;
+	cfg.rank = comm->rank;
+	cfg.min_us = (uint64_t)param_i(b, OR_P_TIMEOUT_MIN_US);
+	cfg.max_us = (uint64_t)param_i(b, OR_P_TIMEOUT_MAX_US);
+	if (cfg.max_us < cfg.min_us)
+		cfg.max_us = cfg.min_us;
+	cfg.initial_us = cfg.max_us;
+	cfg.user_timeout_us = (uint64_t)param_i(b, OR_P_TIMEOUT_US);
+	cfg.user_incast = (uint32_t)param_i(b, OR_P_INCAST);
+	if (comm->size > 1 && cfg.user_incast > comm->size - 1)
+		cfg.user_incast = comm->size - 1;
+	if (comm->size > OR_TMO_INLINE_RANKS) {
+		b->tmo_store = calloc(OR_TMO_PEER_STORE_LEN(comm->size), sizeof(uint32_t));
+		if (!b->tmo_store) {
+			or_bounded_destroy(b);
+			return -OPTIREDUCE_ENOMEM;
+		}
+		ret = or_tmo_init_store(&b->tmo, &cfg, b->tmo_store,
+					OR_TMO_PEER_STORE_LEN(comm->size));
+	} else {
+		ret = or_tmo_init(&b->tmo, &cfg);
+	}
+	if (ret) {
+		or_bounded_destroy(b);
+		return -OPTIREDUCE_EINVAL;
+	}
+	*out = b;
 	return 0;
 }
-int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms)
+
+void or_bounded_destroy(struct or_bounded *b)
 {
-	(void)b;
-	return or_ofi_wait(rdm, timeout_ms);
+	if (!b)
+		return;
+	or_ofi_close(b->ep);
+	for (size_t i = 0; i < b->nparked; i++)
+		free(b->park[i].data);
+	free(b->park);
+	free(b->rx_mem);
+	free(b->tx_mem);
+	free(b->tmo_store);
+	free(b);
 }
+
+const char *or_bounded_provider(const struct or_bounded *b)
+{
+	return or_ofi_provider_name(b->ep);
+}
+
+int or_bounded_getname(struct or_bounded *b, void *buf, size_t *len)
+{
+	return or_ofi_getname(b->ep, buf, len);
+}
+
+int or_bounded_connect(struct or_bounded *b, const void *names, size_t stride)
+{
+	int ret = or_ofi_av_insert(b->ep, names, stride, b->comm->size);
+
+	for (size_t i = 0; i < OR_RX_RING && !ret; i++) {
+		b->rx[i].b = b;
+		b->rx[i].buf = b->rx_mem + i * b->max_msg;
+		b->rx[i].x.cb = on_rx;
+		b->rx[i].x.cb_arg = &b->rx[i];
+		ret = post_rx(b, &b->rx[i]);
+	}
+	return ret;
+}
+
+/* ---- receive side ---- */
+
+static uint32_t step_bytes(void *arg, uint64_t seq, uint16_t step)
+{
+	struct or_bounded *b = arg;
+	(void)step;
+	/* A future operation's regions are unknown yet: only the window is checked for it. */
+	if (!b->op || seq != b->op->c->seq)
+		return UINT32_MAX;
+	return UINT32_MAX; /* per-sender bounds are checked against the inbound region */
+}
+
+static void park(struct or_bounded *b, const uint8_t *pkt, size_t len)
+{
+	uint8_t *copy;
+
+	if (b->nparked >= OR_PARK_MAX) {
+		b->stats.packets_invalid++; /* dropped for lack of room: counted, never kept */
+		return;
+	}
+	copy = malloc(len);
+	if (!copy)
+		return;
+	memcpy(copy, pkt, len);
+	b->park[b->nparked].data = copy;
+	b->park[b->nparked].len = (uint16_t)len;
+	b->nparked++;
+	b->stats.packets_parked++;
+}
+
+static void deliver(struct or_bounded *b, const struct or_wire_hdr *h, const uint8_t *payload)
+{
+	struct or_bounded_op *op = b->op;
+	struct or_phase *ph;
+	struct or_inbound *in;
+	size_t idx;
+
+	if (h->step >= OR_MAX_PHASES) {
+		b->stats.packets_invalid++;
+		return;
+	}
+	ph = &op->ph[h->step];
+	in = ph->in ? &ph->in[h->sender] : NULL;
+	if (ph->closed) {
+		b->stats.packets_stale++;
+		return;
+	}
+	if (!in || !in->region || h->sender == op->c->rank ||
+	    (size_t)h->offset + h->length > in->bytes || h->offset % b->payload ||
+	    (h->length != b->payload && (size_t)h->offset + h->length != in->bytes)) {
+		b->stats.packets_invalid++;
+		return;
+	}
+	idx = h->offset / b->payload;
+	if (in->seen[idx]) {
+		b->stats.packets_duplicate++;
+		return;
+	}
+	in->seen[idx] = 1;
+	in->got_pkts++;
+	memcpy(in->region + h->offset, payload, h->length);
+	ph->bytes_received += h->length;
+	ph->last_arrival_us = or_now_us();
+	if ((h->flags & OR_WIRE_FLAG_LAST) && !in->last_seen) {
+		in->last_seen = 1;
+		ph->senders_last++;
+	}
+	op->peers_heard |= 1ull << (h->sender & 63);
+	if ((double)h->loss / 65535.0 > b->peer_loss)
+		b->peer_loss = (double)h->loss / 65535.0;
+	if (h->timeout_est_us)
+		or_tmo_peer_estimate(&b->tmo, h->sender, op->c->count * op->c->esize,
+				     h->timeout_est_us);
+	b->stats.packets_received++;
+}
+
+/* Returns 1 if the packet was consumed (delivered or dropped), 0 if parked. */
+static void handle_packet(struct or_bounded *b, const uint8_t *pkt, size_t len)
+{
+	struct or_wire_hdr h;
+	struct or_wire_expect e = {
+		.comm_id = b->comm->id,
+		.nranks = b->comm->size,
+		.seq_lo = b->seq_lo,
+		.seq_hi = b->seq_lo + OR_SEQ_WINDOW,
+		.nsteps = OR_MAX_PHASES,
+		.step_bytes = step_bytes,
+		.arg = b,
+		.max_contrib = (uint16_t)(b->comm->size > 65535 ? 65535 : b->comm->size),
+	};
+	int ret = or_wire_decode(pkt, len, &h);
+
+	if (!ret)
+		ret = or_wire_validate(&h, &e);
+	if (ret == OR_WIRE_EWINDOW_OLD) {
+		b->stats.packets_stale++;
+		return;
+	}
+	if (ret) {
+		b->stats.packets_invalid++;
+		or_log(OR_LOG_PACKET, "dropped packet: %s", or_wire_reject_name(ret));
+		return;
+	}
+	if (!b->op || h.seq != b->op->c->seq) {
+		park(b, pkt, len);
+		return;
+	}
+	deliver(b, &h, pkt + OR_WIRE_HDR_SIZE);
+}
+
+static void on_rx(or_xfer_t *x, void *arg)
+{
+	struct or_rxbuf *r = arg;
+	struct or_bounded *b = r->b;
+
+	(void)x;
+	if (!r->x.error)
+		handle_packet(b, r->buf, r->x.len);
+	else if (r->x.error != -OPTIREDUCE_ECANCELED)
+		b->stats.packets_invalid++;
+	post_rx(b, r); /* a failure here only shrinks the ring */
+}
+
+static void on_tx(or_xfer_t *x, void *arg)
+{
+	struct or_txbuf *t = arg;
+	(void)x;
+	t->next = t->b->tx_free;
+	t->b->tx_free = t;
+}
+
+/* Packets parked for the operation that just started are delivered now. */
+static void replay_parked(struct or_bounded *b)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < b->nparked; i++) {
+		struct or_parked p = b->park[i];
+		struct or_wire_hdr h;
+		if (or_wire_decode(p.data, p.len, &h) == 0 && h.seq == b->op->c->seq) {
+			deliver(b, &h, p.data + OR_WIRE_HDR_SIZE);
+			free(p.data);
+		} else if (or_wire_decode(p.data, p.len, &h) == 0 && h.seq < b->seq_lo) {
+			b->stats.packets_stale++;
+			free(p.data);
+		} else {
+			b->park[keep++] = p;
+		}
+	}
+	b->nparked = keep;
+}
+
+/* ---- send side ---- */
+
+static void refill(struct or_bounded *b)
+{
+	double now = or_now_us();
+	b->tokens += (now - b->last_refill_us) * b->rate_mbps / 8.0; /* Mbit/s = bytes/us * 8 */
+	if (b->tokens > OR_BURST_BYTES)
+		b->tokens = OR_BURST_BYTES;
+	b->last_refill_us = now;
+}
+
+/* Sends the next packet of o; returns 1 if sent, 0 if it must wait, < 0 on error. */
+static int send_one(struct or_bounded *b, struct or_phase *ph, unsigned step, uint32_t peer,
+		    struct or_outbound *o)
+{
+	struct or_bounded_op *op = b->op;
+	struct or_wire_hdr h = {0};
+	struct or_txbuf *t = b->tx_free;
+	size_t idx = (o->next * o->stride) % o->npkts;
+	size_t off = idx * b->payload;
+	size_t len = o->bytes - off < b->payload ? o->bytes - off : b->payload;
+	int ret;
+
+	(void)ph;
+	if (!t || b->tokens < (double)(len + OR_WIRE_HDR_SIZE))
+		return 0;
+	h.magic = OR_WIRE_MAGIC;
+	h.version = OR_WIRE_VERSION;
+	h.flags = o->next + 1 == o->npkts ? OR_WIRE_FLAG_LAST : 0;
+	h.step = (uint16_t)step;
+	h.comm_id = b->comm->id;
+	h.sender = b->comm->rank;
+	h.seq = op->c->seq;
+	h.offset = (uint32_t)off;
+	h.length = (uint16_t)len;
+	h.contrib = o->contrib;
+	h.timeout_est_us = or_tmo_local_estimate(&b->tmo, op->c->count * op->c->esize);
+	h.loss = (uint16_t)lrint(b->own_loss * 65535.0);
+	/* The last packets are sent whatever the injected loss: early timeout needs LAST, and a
+	 * LAST that never comes only costs time, which the deadline bounds anyway. */
+	if (param_d(b, OR_P_INJECT_LOSS) > 0 && !(h.flags & OR_WIRE_FLAG_LAST) &&
+	    (double)(mix64(&b->inject_state) >> 11) * 0x1p-53 < param_d(b, OR_P_INJECT_LOSS)) {
+		o->next++;
+		b->tokens -= (double)(len + OR_WIRE_HDR_SIZE);
+		b->stats.packets_sent++;
+		return 1;
+	}
+	or_wire_encode(&h, t->buf, b->max_msg);
+	memcpy(t->buf + OR_WIRE_HDR_SIZE, o->buf + off, len);
+	b->tx_free = t->next;
+	ret = or_ofi_send(b->ep, peer, t->buf, len + OR_WIRE_HDR_SIZE, &t->x);
+	if (ret) {
+		t->next = b->tx_free;
+		b->tx_free = t;
+		return ret == -OPTIREDUCE_EAGAIN ? 0 : ret;
+	}
+	o->next++;
+	b->tokens -= (double)(len + OR_WIRE_HDR_SIZE);
+	b->stats.packets_sent++;
+	return 1;
+}
+
+/*
+ * Sends of a phase go to peers in incast groups: the current group's peers
+ * get packets round-robin; the next group starts when the current one is done.
+ */
+static int pump(struct or_bounded *b, unsigned step)
+{
+	struct or_phase *ph = &b->op->ph[step];
+	int budget = 64; /* then return, so receives are reaped between bursts */
+
+	refill(b);
+	while (ph->group < ph->norder && budget > 0) {
+		uint32_t end = ph->group + ph->incast;
+		int progressed = 0, pending = 0;
+
+		if (end > ph->norder)
+			end = ph->norder;
+		for (uint32_t i = ph->group; i < end && budget > 0; i++) {
+			uint32_t peer = ph->order[i];
+			struct or_outbound *o = &ph->out[peer];
+			int ret;
+			if (o->next >= o->npkts)
+				continue;
+			pending = 1;
+			ret = send_one(b, ph, step, peer, o);
+			if (ret < 0)
+				return ret;
+			progressed |= ret;
+			budget -= ret;
+		}
+		if (!pending) {
+			ph->group = end;
+			continue;
+		}
+		if (!progressed)
+			break;
+	}
+	return 0;
+}
+
+/* ---- phases, for algorithms ---- */
+
+static size_t npkts_of(struct or_bounded *b, size_t bytes)
+{
+	return (bytes + b->payload - 1) / b->payload;
+}
+
+/* A stride coprime with n that jumps about a Hadamard block between consecutive packets. */
+static size_t stripe_stride(size_t n, size_t pkts_per_block)
+{
+	size_t s = pkts_per_block ? pkts_per_block : 1;
+	if (n <= 1)
+		return 1;
+	s %= n;
+	if (s == 0)
+		s = 1;
+	for (;; s++) {
+		size_t a = n, c = s;
+		while (c) {
+			size_t t = a % c;
+			a = c;
+			c = t;
+		}
+		if (a == 1)
+			return s;
+	}
+}
+
+int or_bop_recv_region(struct or_coll *c, unsigned phase, uint32_t sender, void *region,
+		       size_t bytes)
+{
+	struct or_bounded *b = c->comm->bounded;
+	struct or_inbound *in;
+
+	if (phase >= OR_MAX_PHASES || sender >= c->size || bytes > UINT32_MAX)
+		return -OPTIREDUCE_EINVAL;
+	in = &c->bop->ph[phase].in[sender];
+	in->region = region;
+	in->bytes = bytes;
+	in->npkts = npkts_of(b, bytes);
+	free(in->seen);
+	in->seen = calloc(in->npkts ? in->npkts : 1, 1);
+	if (!in->seen)
+		return -OPTIREDUCE_ENOMEM;
+	memset(region, 0, bytes);
+	if (bytes) {
+		c->bop->ph[phase].senders_expected++;
+		c->bop->ph[phase].bytes_expected += bytes;
+	}
+	return 0;
+}
+
+int or_bop_send_region(struct or_coll *c, unsigned phase, uint32_t peer, const void *buf,
+		       size_t bytes, uint16_t contrib)
+{
+	struct or_bounded *b = c->comm->bounded;
+	struct or_outbound *o;
+
+	if (phase >= OR_MAX_PHASES || peer >= c->size || bytes > UINT32_MAX)
+		return -OPTIREDUCE_EINVAL;
+	o = &c->bop->ph[phase].out[peer];
+	o->buf = buf;
+	o->bytes = bytes;
+	o->npkts = npkts_of(b, bytes);
+	o->next = 0;
+	o->contrib = contrib;
+	o->stride = stripe_stride(o->npkts, npkts_of(b, c->bop->block_elems * c->esize));
+	return 0;
+}
+
+int or_bop_phase_begin(struct or_coll *c, unsigned phase)
+{
+	struct or_bounded *b = c->comm->bounded;
+	struct or_phase *ph;
+	uint64_t deadline;
+
+	if (phase >= OR_MAX_PHASES)
+		return -OPTIREDUCE_EINVAL;
+	ph = &c->bop->ph[phase];
+	ph->begun = 1;
+	ph->start_us = or_now_us();
+	deadline = or_tmo_deadline(&b->tmo, c->count * c->esize);
+	ph->deadline_us = deadline;
+	c->status->deadline_us[phase] = deadline;
+	ph->incast = c->incast ? c->incast : 1;
+	/* Rotation: peer r+k in round k, so in a round every receiver has one sender. */
+	ph->norder = 0;
+	for (uint32_t k = 1; k < c->size; k++)
+		ph->order[ph->norder++] = (c->rank + k) % c->size;
+	ph->group = 0;
+	b->last_refill_us = or_now_us();
+	return pump(b, phase);
+}
+
+static void close_phase(struct or_bounded_op *op, unsigned phase, enum optireduce_phase_end why)
+{
+	struct or_phase *ph = &op->ph[phase];
+	ph->closed = 1;
+	ph->end = why;
+	op->c->status->phase_end[phase] = why;
+	op->c->status->elements_expected[phase] = ph->bytes_expected / op->c->esize;
+	op->c->status->elements_received[phase] = ph->bytes_received / op->c->esize;
+	if (why == OPTIREDUCE_PHASE_HARD_BOUND)
+		op->c->status->flags |= OPTIREDUCE_STATUS_DEADLINE_FIRED;
+}
+
+/* 1 when the phase is closed (its data is final), 0 while open. */
+int or_bop_phase_done(struct or_coll *c, unsigned phase)
+{
+	struct or_bounded *b = c->comm->bounded;
+	struct or_phase *ph = &c->bop->ph[phase];
+	struct or_tmo_phase tp;
+	enum or_tmo_reason why;
+	uint32_t unsent = 0;
+
+	if (ph->closed)
+		return 1;
+	if (!ph->begun)
+		return 0;
+	for (uint32_t i = ph->group; i < ph->norder; i++)
+		unsent += ph->out[ph->order[i]].next < ph->out[ph->order[i]].npkts;
+	tp.start_us = 0;
+	tp.deadline_us = ph->deadline_us;
+	tp.senders_expected = ph->senders_expected;
+	tp.senders_last = ph->senders_last;
+	tp.bytes_expected = ph->bytes_expected;
+	tp.bytes_received = ph->bytes_received;
+	tp.last_arrival_us = ph->bytes_received ? (uint64_t)(ph->last_arrival_us - ph->start_us) + 1
+						: 0;
+	why = or_tmo_phase_check(&b->tmo, c->count * c->esize, &tp,
+				 (uint64_t)(or_now_us() - ph->start_us) + 1);
+	/* Our own sends must leave before a phase closes, or peers lose them for nothing;
+	 * the deadline still wins. */
+	if (unsent && why != OR_TMO_HARD_BOUND)
+		return 0;
+	switch (why) {
+	case OR_TMO_ALL_DATA:
+		close_phase(c->bop, phase, OPTIREDUCE_PHASE_ALL_DATA);
+		return 1;
+	case OR_TMO_EARLY_TIMEOUT:
+		close_phase(c->bop, phase, OPTIREDUCE_PHASE_EARLY_TIMEOUT);
+		return 1;
+	case OR_TMO_HARD_BOUND:
+		close_phase(c->bop, phase, OPTIREDUCE_PHASE_HARD_BOUND);
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+/* Elements of [off, off + len) (bytes of the sender's region) that arrived. */
+static size_t arrived_elems(struct or_bounded *b, const struct or_inbound *in, size_t off,
+			    size_t len, size_t esize)
+{
+	size_t got = 0;
+
+	if (in->got_pkts == in->npkts)
+		return len / esize;
+	for (size_t p = off / b->payload; p * b->payload < off + len && p < in->npkts; p++) {
+		size_t lo = p * b->payload, hi = lo + b->payload;
+		if (!in->seen[p])
+			continue;
+		if (lo < off)
+			lo = off;
+		if (hi > off + len)
+			hi = off + len;
+		if (hi > in->bytes)
+			hi = in->bytes;
+		got += (hi - lo) / esize;
+	}
+	return got;
+}
+
+/*
+ * dst (whole blocks) += what sender's packets of phase brought, block by block.  A block
+ * with k of n elements is scaled by n/k: with random rotation signs every element of a
+ * block is equally likely to be any coordinate, so this is unbiased for any drop pattern.
+ * Returns the number of blocks that brought nothing.
+ */
+int or_bop_accumulate(struct or_coll *c, unsigned phase, uint32_t sender, void *dst,
+		      size_t elems, uint32_t *present)
+{
+	struct or_bounded *b = c->comm->bounded;
+	struct or_inbound *in = &c->bop->ph[phase].in[sender];
+	size_t be = c->bop->block_elems, es = c->esize;
+	int rescale = (int)param_i(b, OR_P_RESCALE), missing = 0;
+
+	for (size_t lo = 0; lo < elems; lo += be) {
+		size_t n = elems - lo < be ? elems - lo : be;
+		size_t k = arrived_elems(b, in, lo * es, n * es, es);
+		char *d = (char *)dst + lo * es;
+		const char *s = (const char *)in->region + lo * es;
+		if (k == 0) {
+			missing++;
+			continue;
+		}
+		if (present)
+			present[lo / be]++;
+		if (k < n && rescale) {
+			or_reduce_scale((void *)s, n, c->dtype, (double)n / (double)k);
+			c->status->flags |= OPTIREDUCE_STATUS_INCOMPLETE;
+		} else if (k < n) {
+			c->status->flags |= OPTIREDUCE_STATUS_INCOMPLETE;
+		}
+		or_reduce(d, s, n, c->dtype, OPTIREDUCE_SUM);
+	}
+	return missing;
+}
+
+/*
+ * The final phase placed sender's reduced shard at its region; blocks that lost packets are
+ * rescaled, and blocks that lost everything fall back to this rank's own contribution times
+ * the number of ranks.  Returns the number of fallback blocks.
+ */
+int or_bop_finalize_region(struct or_coll *c, unsigned phase, uint32_t sender, const void *own,
+			   size_t elems)
+{
+	struct or_bounded *b = c->comm->bounded;
+	struct or_inbound *in = &c->bop->ph[phase].in[sender];
+	size_t be = c->bop->block_elems, es = c->esize;
+	int rescale = (int)param_i(b, OR_P_RESCALE), fallback = 0;
+
+	if (in->got_pkts == in->npkts)
+		return 0;
+	for (size_t lo = 0; lo < elems; lo += be) {
+		size_t n = elems - lo < be ? elems - lo : be;
+		size_t k = arrived_elems(b, in, lo * es, n * es, es);
+		char *d = (char *)in->region + lo * es;
+		if (k == n)
+			continue;
+		c->status->flags |= OPTIREDUCE_STATUS_INCOMPLETE;
+		if (k == 0) {
+			if (rescale) {
+				memcpy(d, (const char *)own + lo * es, n * es);
+				or_reduce_scale(d, n, c->dtype, (double)c->size);
+			}
+			fallback++;
+		} else if (rescale) {
+			or_reduce_scale(d, n, c->dtype, (double)n / (double)k);
+		}
+	}
+	return fallback;
+}
+
+/* ---- the operation ---- */
+
+static void free_op(struct or_bounded_op *op)
+{
+	if (!op)
+		return;
+	for (int p = 0; p < OR_MAX_PHASES; p++) {
+		if (op->ph[p].in)
+			for (uint32_t s = 0; s < op->c->size; s++)
+				free(op->ph[p].in[s].seen);
+		free(op->ph[p].in);
+		free(op->ph[p].out);
+		free(op->ph[p].order);
+	}
+	free(op->work);
+	free(op);
+}
+
+static unsigned log2_of(size_t x)
+{
+	unsigned l = 0;
+	while (((size_t)1 << (l + 1)) <= x)
+		l++;
+	return l;
+}
+
 int or_bounded_op_start(struct or_bounded *b, struct or_coll *c)
 {
-	(void)b, (void)c;
-	return -OPTIREDUCE_ENOSYS;
+	struct or_bounded_op *op = calloc(1, sizeof(*op));
+	optireduce_req_t *r = (optireduce_req_t *)((char *)c - offsetof(optireduce_req_t, coll));
+	enum optireduce_dtype wdt = c->dtype == OPTIREDUCE_FLOAT64 ? OPTIREDUCE_FLOAT64
+								   : OPTIREDUCE_FLOAT32;
+	size_t wes = optireduce_dtype_size(wdt), want_block, per_rank;
+	int hadamard = (int)param_i(b, OR_P_HADAMARD), ret = 0;
+
+	if (!op)
+		return -OPTIREDUCE_ENOMEM;
+	op->c = c;
+	op->user_rbuf = c->rbuf;
+	op->user_dtype = c->dtype;
+	op->user_count = c->count;
+	/* Blocks no larger than a rank's share, so every rank owns some; at least 2^8. */
+	want_block = (size_t)param_i(b, OR_P_HADAMARD_BLOCK);
+	per_rank = (c->count + c->size - 1) / c->size;
+	while (want_block > 256 && want_block / 2 >= per_rank)
+		want_block /= 2;
+	op->log2_block = log2_of(want_block);
+	op->block_elems = (size_t)1 << op->log2_block;
+	op->nblocks = c->count ? (c->count + op->block_elems - 1) / op->block_elems : 0;
+	op->work = calloc(op->nblocks * op->block_elems + 1, wes);
+	for (int p = 0; p < OR_MAX_PHASES && op->work; p++) {
+		op->ph[p].in = calloc(c->size, sizeof(struct or_inbound));
+		op->ph[p].out = calloc(c->size, sizeof(struct or_outbound));
+		op->ph[p].order = calloc(c->size, sizeof(uint32_t));
+		if (!op->ph[p].in || !op->ph[p].out || !op->ph[p].order)
+			ret = -OPTIREDUCE_ENOMEM;
+	}
+	if (!op->work || ret) {
+		free_op(op);
+		return -OPTIREDUCE_ENOMEM;
+	}
+	/* The algorithm works on whole blocks of float32 (float64 for float64) in the rotated domain. */
+	{
+		const void *src = r->sbuf == OPTIREDUCE_IN_PLACE ? c->rbuf : r->sbuf;
+		if (wdt == OPTIREDUCE_FLOAT64)
+			memcpy(op->work, src, c->count * wes);
+		else if (c->count)
+			ret = or_to_float(op->work, src, c->count, c->dtype);
+	}
+	if (!ret && hadamard && op->nblocks) {
+		uint64_t seed = b->comm->id;
+		ret = wdt == OPTIREDUCE_FLOAT64
+			      ? or_had_encode_f64(op->work, op->nblocks, op->log2_block, seed, c->seq,
+						  0)
+			      : or_had_encode(op->work, op->nblocks, op->log2_block, seed, c->seq, 0);
+		if (ret)
+			ret = -OPTIREDUCE_EINVAL;
+	}
+	if (ret) {
+		free_op(op);
+		return ret;
+	}
+	c->rbuf = op->work;
+	c->dtype = wdt;
+	c->esize = wes;
+	c->count = op->nblocks * op->block_elems;
+	c->bop = op;
+	c->incast = or_tmo_incast(&b->tmo);
+	if (param_i(b, OR_P_INCAST))
+		c->incast = (uint32_t)param_i(b, OR_P_INCAST);
+	if (c->size > 1 && c->incast > c->size - 1)
+		c->incast = c->size - 1;
+	b->op = op;
+	b->seq_lo = c->seq;
+	b->peer_loss = 0;
+	memset(&b->stats, 0, sizeof(b->stats));
+	return 0;
 }
+
+/* Blocks of the rotated buffer owned by each rank: contiguous, balanced. */
+size_t or_bop_block_elems(const struct or_coll *c)
+{
+	return c->bop->block_elems;
+}
+
+static const char *phase_end_name(enum optireduce_phase_end e)
+{
+	static const char *names[] = {"none", "all-data", "early-timeout", "hard-bound"};
+	return (unsigned)e < 4 ? names[e] : "?";
+}
+
+static void finish_stats(struct or_bounded *b, struct or_coll *c)
+{
+	struct optireduce_status *st = c->status;
+	uint64_t exp = 0, got = 0;
+
+	st->packets_sent = b->stats.packets_sent;
+	st->packets_received = b->stats.packets_received;
+	st->packets_invalid = b->stats.packets_invalid;
+	st->packets_stale = b->stats.packets_stale;
+	st->packets_duplicate = b->stats.packets_duplicate;
+	st->packets_parked = b->stats.packets_parked;
+	for (int p = 0; p < OR_MAX_PHASES; p++) {
+		exp += c->bop->ph[p].bytes_expected;
+		got += c->bop->ph[p].bytes_received;
+	}
+	b->own_loss = exp ? 1.0 - (double)got / (double)exp : 0;
+}
+
 int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 {
-	(void)b, (void)c;
-	return -OPTIREDUCE_ENOSYS;
+	struct or_bounded_op *op = c->bop;
+	int ret = 0, hit = 0;
+	double elapsed;
+
+	if (op->nblocks && param_i(b, OR_P_HADAMARD)) {
+		ret = c->dtype == OPTIREDUCE_FLOAT64
+			      ? or_had_decode_f64(op->work, op->nblocks, op->log2_block, b->comm->id,
+						  c->seq, 0)
+			      : or_had_decode(op->work, op->nblocks, op->log2_block, b->comm->id,
+					      c->seq, 0);
+		if (ret)
+			ret = -OPTIREDUCE_EINVAL;
+	}
+	if (!ret && op->user_count) {
+		if (op->user_dtype == OPTIREDUCE_FLOAT64)
+			memcpy(op->user_rbuf, op->work, op->user_count * 8);
+		else
+			ret = or_from_float(op->user_rbuf, op->work, op->user_count, op->user_dtype);
+	}
+	if (!ret && c->op == OPTIREDUCE_AVG && op->user_count)
+		ret = or_reduce_divide(op->user_rbuf, op->user_count, op->user_dtype, c->size);
+	finish_stats(b, c);
+	for (int p = 0; p < OR_MAX_PHASES; p++)
+		hit |= op->ph[p].end == OPTIREDUCE_PHASE_HARD_BOUND;
+	elapsed = or_now_us() - op->ph[0].start_us;
+	or_tmo_complete(&b->tmo, op->user_count * optireduce_dtype_size(op->user_dtype),
+			(uint64_t)(elapsed > 0 ? elapsed : 0), hit, b->own_loss);
+	/* Pacing: back off when peers report loss, probe upward when clean. */
+	if (param_d(b, OR_P_PACING_RATE) <= 0) {
+		double loss = b->peer_loss > b->own_loss ? b->peer_loss : b->own_loss;
+		if (loss > 0.002)
+			b->rate_mbps *= 0.85;
+		else
+			b->rate_mbps *= 1.05;
+		if (b->rate_mbps < OR_MIN_RATE_MBPS)
+			b->rate_mbps = OR_MIN_RATE_MBPS;
+		if (b->rate_mbps > OR_MAX_RATE_MBPS)
+			b->rate_mbps = OR_MAX_RATE_MBPS;
+	}
+	or_log(OR_LOG_DEBUG,
+	       "op %llu: phases %s/%s, deadline %llu us, loss %.4f, rate %.0f Mbit/s, incast %u",
+	       (unsigned long long)c->seq, phase_end_name(op->ph[0].end),
+	       phase_end_name(op->ph[1].end), (unsigned long long)op->ph[0].deadline_us,
+	       b->own_loss, b->rate_mbps, c->incast);
+	c->rbuf = op->user_rbuf;
+	c->dtype = op->user_dtype;
+	c->count = op->user_count;
+	c->esize = optireduce_dtype_size(op->user_dtype);
+	c->bop = NULL;
+	b->op = NULL;
+	b->seq_lo = c->seq + 1;
+	free_op(op);
+	return ret;
 }
+
 void or_bounded_op_abort(struct or_bounded *b, struct or_coll *c)
 {
-	(void)b, (void)c;
+	struct or_bounded_op *op = c->bop;
+	if (!op)
+		return;
+	c->rbuf = op->user_rbuf;
+	c->dtype = op->user_dtype;
+	c->count = op->user_count;
+	c->esize = optireduce_dtype_size(op->user_dtype);
+	c->bop = NULL;
+	b->op = NULL;
+	b->seq_lo = c->seq + 1;
+	free_op(op);
+}
+
+/* Called by the algorithm once its regions are declared: parked packets now have a home. */
+void or_bop_regions_ready(struct or_coll *c)
+{
+	replay_parked(c->comm->bounded);
+}
+
+int or_bounded_poll(struct or_bounded *b)
+{
+	int ret = or_ofi_poll(b->ep, 256), r2;
+
+	if (ret < 0)
+		return ret;
+	if (b->op) {
+		for (unsigned p = 0; p < OR_MAX_PHASES; p++)
+			if (b->op->ph[p].begun && !b->op->ph[p].closed &&
+			    b->op->ph[p].group < b->op->ph[p].norder) {
+				r2 = pump(b, p);
+				if (r2 < 0)
+					return r2;
+				ret += 1;
+				break;
+			}
+	}
+	return ret;
+}
+
+int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms)
+{
+	/* Sends waiting for tokens, or a phase deadline, need the clock more than the kernel. */
+	if (b->op)
+		return or_ofi_poll(b->ep, 256);
+	return or_ofi_wait(rdm, timeout_ms);
 }

@@ -43,6 +43,31 @@ int or_coll_send(struct or_coll *c, uint32_t peer, uint32_t step, uint32_t seg, 
 int or_coll_recv(struct or_coll *c, uint32_t peer, uint32_t step, uint32_t seg, void *buf,
                  size_t len, or_xfer_t *x);
 
+/*
+ * Bounded channel, phase by phase.  Declare every receive region and send of a phase
+ * (regions are zeroed), call or_bop_regions_ready once all phases are declared, begin a
+ * phase, and poll or_bop_phase_done until it returns 1: then its data is final and the
+ * estimator helpers turn what arrived into unbiased sums.  Regions hold whole blocks of
+ * c->dtype (float32 or float64, Hadamard-rotated).
+ */
+int or_bop_recv_region(struct or_coll *c, unsigned phase, uint32_t sender, void *region,
+		       size_t bytes);
+int or_bop_send_region(struct or_coll *c, unsigned phase, uint32_t peer, const void *buf,
+		       size_t bytes, uint16_t contrib);
+void or_bop_regions_ready(struct or_coll *c);
+int or_bop_phase_begin(struct or_coll *c, unsigned phase);
+int or_bop_phase_done(struct or_coll *c, unsigned phase);
+size_t or_bop_block_elems(const struct or_coll *c);
+/*
+ * dst += sender's region, each block rescaled by what arrived; present[b] (may be NULL) is
+ * incremented for each block that brought something.  Returns blocks that brought nothing.
+ */
+int or_bop_accumulate(struct or_coll *c, unsigned phase, uint32_t sender, void *dst,
+		      size_t elems, uint32_t *present);
+/* Rescale sender's final-phase region in place; empty blocks fall back to own * N. */
+int or_bop_finalize_region(struct or_coll *c, unsigned phase, uint32_t sender, const void *own,
+			   size_t elems);
+
 /* Where chunk i of n begins, in elements: the first count % n chunks get one more. */
 static inline size_t or_chunk_start(size_t count, uint32_t n, uint32_t i)
 {

@@ -1,7 +1,7 @@
 /*
  * Randomized Hadamard codec: sign generator, a portable kernel and AVX2/AVX-512 kernels chosen at
- * run time.  The SIMD kernels use GCC target attributes, so this file builds with plain -O2 and
- * still runs on CPUs without AVX.
+ * run time.  The SIMD kernels use GCC target attributes, so this file builds with plain -O2 (GNU
+ * C: GCC or clang) and still runs on CPUs without AVX.
  *
  * Bitwise agreement between kernels (promised in hadamard.h) rests on three rules that every
  * kernel here follows:
@@ -61,8 +61,7 @@ uint64_t or_had_sign_word(uint64_t seed, uint64_t op_seq, uint64_t block, uint64
 	return key_word(block_key(seed, op_seq, block), word);
 }
 
-static void fill_signs(uint64_t *sw, size_t nwords, uint64_t seed, uint64_t op_seq,
-		       uint64_t block)
+static void fill_signs(uint64_t *sw, size_t nwords, uint64_t seed, uint64_t op_seq, uint64_t block)
 {
 	uint64_t key = block_key(seed, op_seq, block);
 
@@ -75,7 +74,7 @@ static void fill_signs(uint64_t *sw, size_t nwords, uint64_t seed, uint64_t op_s
  * NULL) flips them after the scale.  Encode passes (sw, NULL), decode (NULL, sw).
  */
 typedef void (*blk_f32_fn)(float *x, unsigned lg, const uint64_t *in_sg, const uint64_t *out_sg,
-			   float scale);
+                           float scale);
 
 /* ---- portable kernels -------------------------------------------------------------------- */
 
@@ -102,30 +101,25 @@ static inline double flip_f64(double v, uint64_t bit)
 #define SGN_BIT(sg, i) (((sg)[(i) >> 6] >> ((i)&63)) & 1)
 
 /*
- * Levels of stride 1, 2, 4 run on 8 values held in locals, reading through the input signs; the
- * last level writes through the scale and output signs.  The levels between use GNU C generic
- * vectors (GCC and clang lower them to whatever SIMD the target has, or to scalars), because the
- * auto-vectorizer at -O2 leaves these loops scalar.
+ * Levels of stride 1, 2, 4 run on 8 values held in locals, reading through the input signs, and
+ * the scale rides on the last level.  The levels between use GNU C generic vectors (GCC and
+ * clang lower them to whatever SIMD the target has, or to scalars) because the auto-vectorizer
+ * at -O2 leaves these loops scalar.  Output signs (decode only) take one extra walk: fusing them
+ * would need per-lane bit expansion, which is what the SIMD kernels are for.
  */
-#if defined(__GNUC__)
 typedef float vec_f32 __attribute__((vector_size(32)));
 typedef double vec_f64 __attribute__((vector_size(32)));
-#define VEC_LOAD(V, p) (__extension__({                                                            \
-	V v_;                                                                                      \
-	memcpy(&v_, (p), sizeof(v_));                                                              \
-	v_;                                                                                        \
-}))
+#define VEC_LOAD(V, p)                                                                             \
+	(__extension__({                                                                           \
+		V v_;                                                                              \
+		memcpy(&v_, (p), sizeof(v_));                                                      \
+		v_;                                                                                \
+	}))
 #define VEC_STORE(p, v)                                                                            \
 	do {                                                                                       \
 		__typeof__(v) v_ = (v);                                                            \
 		memcpy((p), &v_, sizeof(v_));                                                      \
 	} while (0)
-#else
-typedef float vec_f32;
-typedef double vec_f64;
-#define VEC_LOAD(V, p) (*(p))
-#define VEC_STORE(p, v) (*(p) = (v))
-#endif
 
 #define BFLY(a, b)                                                                                 \
 	do {                                                                                       \
@@ -136,7 +130,7 @@ typedef double vec_f64;
 
 #define DEFINE_PORTABLE(NAME, T, V, FLIP)                                                          \
 	static void NAME(T *x, unsigned lg, const uint64_t *in_sg, const uint64_t *out_sg,         \
-			 T scale)                                                                  \
+	                 T scale)                                                                  \
 	{                                                                                          \
 		const size_t vl = sizeof(V) / sizeof(T);                                           \
 		size_t n = (size_t)1 << lg, top = n >> 1;                                          \
@@ -228,7 +222,7 @@ T512 static INLINE void bfly_levels16(__m512 *v, unsigned r)
 }
 
 T512 static INLINE void finish16(__m512 *v, unsigned cnt, const uint64_t *out_sg, size_t pos0,
-				 size_t step, float scale)
+                                 size_t step, float scale)
 {
 	__m512 s = _mm512_set1_ps(scale);
 
@@ -241,7 +235,7 @@ T512 static INLINE void finish16(__m512 *v, unsigned cnt, const uint64_t *out_sg
 }
 
 T512 static void pass0_avx512(float *x, size_t n, int last, const uint64_t *in_sg,
-			      const uint64_t *out_sg, float scale)
+                              const uint64_t *out_sg, float scale)
 {
 	const __m512 s0 = lane_sign16(0), s1 = lane_sign16(1);
 	const __m512 s2 = lane_sign16(2), s3 = lane_sign16(3);
@@ -269,9 +263,8 @@ T512 static void pass0_avx512(float *x, size_t n, int last, const uint64_t *in_s
 }
 
 /* Levels lvl .. lvl+r-1 on vectors x[base + j + m * 2^lvl], m < 2^r. */
-T512 static INLINE void
-passr_avx512(float *x, size_t n, unsigned lvl, unsigned r, int last, const uint64_t *out_sg,
-	     float scale)
+T512 static INLINE void passr_avx512(float *x, size_t n, unsigned lvl, unsigned r, int last,
+                                     const uint64_t *out_sg, float scale)
 {
 	size_t S = (size_t)1 << lvl;
 	unsigned cnt = 1u << r;
@@ -295,7 +288,7 @@ passr_avx512(float *x, size_t n, unsigned lvl, unsigned r, int last, const uint6
 }
 
 T512 static void blk_avx512(float *x, unsigned lg, const uint64_t *in_sg, const uint64_t *out_sg,
-			    float scale)
+                            float scale)
 {
 	size_t n = (size_t)1 << lg;
 
@@ -357,7 +350,7 @@ T256 static INLINE void bfly_levels8(__m256 *v, unsigned r)
 }
 
 T256 static INLINE void finish8(__m256 *v, unsigned cnt, const uint64_t *out_sg, size_t pos0,
-				size_t step, float scale)
+                                size_t step, float scale)
 {
 	__m256 s = _mm256_set1_ps(scale);
 
@@ -394,9 +387,8 @@ T256 static void pass0_avx2(float *x, size_t n, const uint64_t *in_sg)
 	}
 }
 
-T256 static INLINE void
-passr_avx2(float *x, size_t n, unsigned lvl, unsigned r, int last, const uint64_t *out_sg,
-	   float scale)
+T256 static INLINE void passr_avx2(float *x, size_t n, unsigned lvl, unsigned r, int last,
+                                   const uint64_t *out_sg, float scale)
 {
 	size_t S = (size_t)1 << lvl;
 	unsigned cnt = 1u << r;
@@ -421,7 +413,7 @@ passr_avx2(float *x, size_t n, unsigned lvl, unsigned r, int last, const uint64_
 
 /* lg >= 8 always leaves at least two levels after pass 0, so pass 0 is never the last. */
 T256 static void blk_avx2(float *x, unsigned lg, const uint64_t *in_sg, const uint64_t *out_sg,
-			  float scale)
+                          float scale)
 {
 	size_t n = (size_t)1 << lg;
 
@@ -455,10 +447,10 @@ struct kernel {
 };
 
 static const struct kernel kernels[] = {
-	[OR_HAD_KERNEL_PORTABLE] = {"portable", blk_portable_f32},
+    [OR_HAD_KERNEL_PORTABLE] = {"portable", blk_portable_f32},
 #if OR_HAD_X86
-	[OR_HAD_KERNEL_AVX2] = {"avx2", blk_avx2},
-	[OR_HAD_KERNEL_AVX512] = {"avx512", blk_avx512},
+    [OR_HAD_KERNEL_AVX2] = {"avx2", blk_avx2},
+    [OR_HAD_KERNEL_AVX512] = {"avx512", blk_avx512},
 #endif
 };
 
@@ -530,17 +522,18 @@ static int bad_args(const void *buf, size_t nblocks, unsigned lg)
 }
 
 static int code_f32(float *buf, size_t nblocks, unsigned lg, uint64_t seed, uint64_t op_seq,
-		    uint64_t first_block, int decode)
+                    uint64_t first_block, int decode)
 {
 	uint64_t sw[SIGN_WORDS_MAX];
-	size_t n = (size_t)1 << lg;
-	/* sqrt and division are correctly rounded, so every host gets the same factor */
-	float scale = (float)(1.0 / sqrt((double)n));
-	blk_f32_fn fn;
 
 	if (bad_args(buf, nblocks, lg))
 		return -OPTIREDUCE_EINVAL;
-	fn = kernel()->fn;
+
+	size_t n = (size_t)1 << lg;
+	/* sqrt and division are correctly rounded, so every host gets the same factor */
+	float scale = (float)(1.0 / sqrt((double)n));
+	blk_f32_fn fn = kernel()->fn;
+
 	for (size_t b = 0; b < nblocks; b++) {
 		fill_signs(sw, n >> 6, seed, op_seq, first_block + b);
 		fn(buf + b * n, lg, decode ? NULL : sw, decode ? sw : NULL, scale);
@@ -549,14 +542,16 @@ static int code_f32(float *buf, size_t nblocks, unsigned lg, uint64_t seed, uint
 }
 
 static int code_f64(double *buf, size_t nblocks, unsigned lg, uint64_t seed, uint64_t op_seq,
-		    uint64_t first_block, int decode)
+                    uint64_t first_block, int decode)
 {
 	uint64_t sw[SIGN_WORDS_MAX];
-	size_t n = (size_t)1 << lg;
-	double scale = 1.0 / sqrt((double)n);
 
 	if (bad_args(buf, nblocks, lg))
 		return -OPTIREDUCE_EINVAL;
+
+	size_t n = (size_t)1 << lg;
+	double scale = 1.0 / sqrt((double)n);
+
 	for (size_t b = 0; b < nblocks; b++) {
 		fill_signs(sw, n >> 6, seed, op_seq, first_block + b);
 		blk_portable_f64(buf + b * n, lg, decode ? NULL : sw, decode ? sw : NULL, scale);
@@ -565,25 +560,25 @@ static int code_f64(double *buf, size_t nblocks, unsigned lg, uint64_t seed, uin
 }
 
 int or_had_encode(float *buf, size_t nblocks, unsigned log2_block, uint64_t seed, uint64_t op_seq,
-		  uint64_t first_block)
+                  uint64_t first_block)
 {
 	return code_f32(buf, nblocks, log2_block, seed, op_seq, first_block, 0);
 }
 
 int or_had_decode(float *buf, size_t nblocks, unsigned log2_block, uint64_t seed, uint64_t op_seq,
-		  uint64_t first_block)
+                  uint64_t first_block)
 {
 	return code_f32(buf, nblocks, log2_block, seed, op_seq, first_block, 1);
 }
 
 int or_had_encode_f64(double *buf, size_t nblocks, unsigned log2_block, uint64_t seed,
-		      uint64_t op_seq, uint64_t first_block)
+                      uint64_t op_seq, uint64_t first_block)
 {
 	return code_f64(buf, nblocks, log2_block, seed, op_seq, first_block, 0);
 }
 
 int or_had_decode_f64(double *buf, size_t nblocks, unsigned log2_block, uint64_t seed,
-		      uint64_t op_seq, uint64_t first_block)
+                      uint64_t op_seq, uint64_t first_block)
 {
 	return code_f64(buf, nblocks, log2_block, seed, op_seq, first_block, 1);
 }

@@ -56,8 +56,8 @@ static inline float or_half_to_float(uint16_t h)
 	bits += or_sel(em >= 0x7c00u, 112u << 23, 0);
 	/*
 	 * Subnormal m * 2^-24: place m under the exponent of 2^-14 and take
-	 * 2^-14 away again.  Exact by Sterbenz, and independent of the rounding
-	 * mode; only DAZ could flush it, and DAZ would flush the result anyway.
+	 * 2^-14 away again.  Exact by Sterbenz, so the rounding mode does not
+	 * matter, and operands and result are normal floats, so DAZ/FTZ do not.
 	 */
 	sub = or_f32_bits(or_bits_f32((em << 13) + (113u << 23)) - 0x1p-14f);
 	bits = or_sel(em < 0x0400u, sub, bits);

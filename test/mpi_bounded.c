@@ -1,0 +1,230 @@
+/*
+ * Bounded mode on N ranks, checked against the mathematics of the estimator.
+ *
+ *  clean:  no injected loss: equals the exact sum within the Hadamard
+ *          transform's rounding, and reports nothing lost.
+ *  loss p: OPTIREDUCE_INJECT_LOSS-style loss set through the API.  The
+ *          reported loss matches p; over T trials the mean error of every
+ *          element is statistically zero (|mean| < 5 standard errors, where
+ *          the standard error comes from the sample itself), and the
+ *          normalized mean squared error is about p/(1-p) * (N-1)/N... see
+ *          check_mse for the bound used.
+ *  fallback: int32 SUM and float MAX run exact on a bounded communicator.
+ *
+ *   mpi_bounded [-q]
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mpi.h>
+
+#include "optireduce_mpi.h"
+
+static int rank, nranks, failures;
+
+#define FAIL(...)                                                                             \
+	do {                                                                                  \
+		if (rank == 0)                                                                \
+			fprintf(stderr, __VA_ARGS__);                                         \
+		failures++;                                                                   \
+	} while (0)
+
+static float input(int r, size_t i, int trial)
+{
+	/* Deterministic, different per rank, element and trial, mean about zero. */
+	uint64_t z = (uint64_t)r * 0x9e3779b97f4a7c15ull + i * 0xbf58476d1ce4e5b9ull +
+		     (uint64_t)trial * 0x94d049bb133111ebull;
+	z ^= z >> 31;
+	z *= 0xd6e8feb86659fd93ull;
+	z ^= z >> 32;
+	return (float)((double)(z & 0xffffff) / (double)0x1000000 - 0.5);
+}
+
+static double exact_sum(size_t i, int trial)
+{
+	double s = 0;
+	for (int r = 0; r < nranks; r++)
+		s += input(r, i, trial);
+	return s;
+}
+
+static void set(optireduce_comm_t *comm, const char *name, const char *value)
+{
+	if (optireduce_comm_set_param(comm, name, value))
+		FAIL("set_param %s=%s failed\n", name, value);
+}
+
+static void test_clean(optireduce_comm_t *comm, size_t count)
+{
+	float *s = malloc(count * 4), *r = malloc(count * 4);
+	struct optireduce_status st;
+	double maxerr = 0, norm = 0;
+	int ret;
+
+	for (size_t i = 0; i < count; i++)
+		s[i] = input(rank, i, 0);
+	set(comm, "inject_loss", "0");
+	ret = optireduce_allreduce(comm, s, r, count, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM, &st);
+	if (ret) {
+		FAIL("clean: %s\n", optireduce_strerror(ret));
+		goto out;
+	}
+	for (size_t i = 0; i < count; i++) {
+		double e = fabs(r[i] - exact_sum(i, 0));
+		norm += exact_sum(i, 0) * exact_sum(i, 0);
+		maxerr = e > maxerr ? e : maxerr;
+	}
+	/* Encode, N-term sum and decode: a few dozen float roundings of values of size ~N/2. */
+	if (maxerr > 1e-4 * nranks)
+		FAIL("clean count %zu: max error %g\n", count, maxerr);
+	if (!(st.flags & OPTIREDUCE_STATUS_BOUNDED))
+		FAIL("clean: did not run bounded\n");
+	if (rank == 0)
+		printf("clean count %zu: max error %.3g, lost %llu of %llu contributions, "
+		       "received %llu/%llu elements, end %d/%d\n",
+		       count, maxerr, (unsigned long long)st.contributions_missing,
+		       (unsigned long long)st.contributions_expected,
+		       (unsigned long long)st.elements_received[0],
+		       (unsigned long long)st.elements_expected[0], st.phase_end[0], st.phase_end[1]);
+out:
+	free(s);
+	free(r);
+}
+
+/*
+ * Loss p on every data packet, T trials with fresh data.  The estimator is
+ * unbiased: the mean over trials of (estimate - truth) / sigma_e must be
+ * within 5 standard errors for all but a handful of elements.  Its error
+ * energy relative to the truth's must be near the theory: a packet lost in
+ * phase 1 removes one of N-1 remote contributions to a block, rescaled by
+ * n/k; a packet lost in phase 2 removes part of the final block, rescaled.
+ * Both have normalized MSE about p/(1-p) of what was exposed, so the total
+ * is bounded by 2 p/(1-p) (with headroom for few packets per block).
+ */
+static void test_loss(optireduce_comm_t *comm, size_t count, double p, int trials)
+{
+	float *s = malloc(count * 4), *r = malloc(count * 4);
+	double *mean = calloc(count, sizeof(double)), *m2 = calloc(count, sizeof(double));
+	double err2 = 0, norm2 = 0, lost = 0, expected = 0;
+	char buf[32];
+	size_t biased = 0;
+
+	snprintf(buf, sizeof(buf), "%g", p);
+	set(comm, "inject_loss", buf);
+	for (int t = 0; t < trials; t++) {
+		struct optireduce_status st;
+		int ret;
+		for (size_t i = 0; i < count; i++)
+			s[i] = input(rank, i, t + 1);
+		ret = optireduce_allreduce(comm, s, r, count, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM,
+					   &st);
+		if (ret) {
+			FAIL("loss %g: %s\n", p, optireduce_strerror(ret));
+			break;
+		}
+		lost += (double)(st.elements_expected[0] - st.elements_received[0]) +
+			(double)(st.elements_expected[1] - st.elements_received[1]);
+		expected += (double)(st.elements_expected[0] + st.elements_expected[1]);
+		for (size_t i = 0; i < count; i++) {
+			double truth = exact_sum(i, t + 1), e = r[i] - truth;
+			mean[i] += e;
+			m2[i] += e * e;
+			err2 += e * e;
+			norm2 += truth * truth;
+		}
+	}
+	for (size_t i = 0; i < count; i++) {
+		double mu = mean[i] / trials, var = m2[i] / trials - mu * mu;
+		double se = sqrt(var / trials) + 1e-6;
+		if (fabs(mu) > 5 * se)
+			biased++;
+	}
+	{
+		double nmse = err2 / norm2, theory = 2 * p / (1 - p), seen = lost / expected;
+		double all_lost = 0, all_exp = 0;
+		MPI_Allreduce(&lost, &all_lost, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+		MPI_Allreduce(&expected, &all_exp, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+		seen = all_lost / all_exp;
+		if (rank == 0)
+			printf("loss %.2f: observed %.4f, nmse %.4f (bound %.4f, p/(1-p) %.4f), "
+			       "%zu of %zu elements outside 5 s.e.\n",
+			       p, seen, nmse, theory, p / (1 - p), biased, count);
+		/* Observed loss within 30% of injected (LAST packets are never dropped). */
+		if (fabs(seen - p) > 0.3 * p + 0.002)
+			FAIL("loss %g: observed %g\n", p, seen);
+		if (nmse > theory * 1.3 || nmse < 0.1 * p)
+			FAIL("loss %g: nmse %g outside [%g, %g]\n", p, nmse, 0.1 * p,
+			     theory * 1.3);
+		/* 5 s.e. is exceeded by chance for ~1e-6 of elements; allow a few. */
+		if (biased > count / 1000 + 2)
+			FAIL("loss %g: %zu elements look biased\n", p, biased);
+	}
+	set(comm, "inject_loss", "0");
+	free(s);
+	free(r);
+	free(mean);
+	free(m2);
+}
+
+static void test_fallback(optireduce_comm_t *comm)
+{
+	int32_t s[5], r[5];
+	float fs[3], fr[3];
+	struct optireduce_status st;
+
+	for (int i = 0; i < 5; i++)
+		s[i] = rank * 10 + i;
+	if (optireduce_allreduce(comm, s, r, 5, OPTIREDUCE_INT32, OPTIREDUCE_SUM, &st) ||
+	    !(st.flags & OPTIREDUCE_STATUS_FELL_BACK) || (st.flags & OPTIREDUCE_STATUS_BOUNDED))
+		FAIL("int32 sum on a bounded comm did not fall back to exact\n");
+	for (int i = 0; i < 5; i++)
+		if (r[i] != 10 * nranks * (nranks - 1) / 2 + nranks * i)
+			FAIL("int32 fallback result wrong at %d\n", i);
+	for (int i = 0; i < 3; i++)
+		fs[i] = (float)(rank + i);
+	if (optireduce_allreduce(comm, fs, fr, 3, OPTIREDUCE_FLOAT32, OPTIREDUCE_MAX, &st) ||
+	    fr[0] != (float)(nranks - 1) || !(st.flags & OPTIREDUCE_STATUS_FELL_BACK))
+		FAIL("float max on a bounded comm did not run exact\n");
+}
+
+int main(int argc, char **argv)
+{
+	optireduce_ctx_t *ctx;
+	optireduce_comm_t *comm;
+	int quick = argc > 1 && strcmp(argv[1], "-q") == 0, total, ret;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+	ret = optireduce_init(OPTIREDUCE_API_VERSION, &ctx);
+	if (!ret)
+		ret = optireduce_comm_from_mpi_mode(ctx, MPI_COMM_WORLD, OPTIREDUCE_MODE_BOUNDED,
+						    &comm);
+	if (ret == -OPTIREDUCE_ENOPROVIDER) {
+		if (rank == 0)
+			printf("no datagram provider: skip\n");
+		MPI_Finalize();
+		return 77;
+	}
+	if (ret) {
+		fprintf(stderr, "rank %d: setup: %s\n", rank, optireduce_strerror(ret));
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	/* Deterministic phases for the statistics: a fixed generous deadline. */
+	set(comm, "timeout_us", "2000000");
+	test_clean(comm, 1000);
+	test_clean(comm, 100003);
+	test_fallback(comm);
+	test_loss(comm, 16384, 0.01, quick ? 50 : 200);
+	test_loss(comm, 16384, 0.05, quick ? 30 : 100);
+	test_loss(comm, 16384, 0.20, quick ? 30 : 100);
+	MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	optireduce_comm_destroy(comm);
+	optireduce_finalize(ctx);
+	if (rank == 0)
+		printf("%s: %d failures\n", total ? "FAIL" : "PASS", total);
+	MPI_Finalize();
+	return total ? 1 : 0;
+}
