@@ -30,19 +30,19 @@ static const struct {
 	const char *name;
 	enum or_had_kernel k;
 } knames[] = {
-	{"portable", OR_HAD_KERNEL_PORTABLE},
-	{"avx2", OR_HAD_KERNEL_AVX2},
-	{"avx512", OR_HAD_KERNEL_AVX512},
-	{"auto", OR_HAD_KERNEL_AUTO},
+    {"portable", OR_HAD_KERNEL_PORTABLE},
+    {"avx2", OR_HAD_KERNEL_AVX2},
+    {"avx512", OR_HAD_KERNEL_AVX512},
+    {"auto", OR_HAD_KERNEL_AUTO},
 };
 
 static void usage(const char *prog)
 {
 	fprintf(stderr,
-		"usage: %s [-k auto|portable|avx2|avx512|all] [-s log2|elements]... [-m MiB] "
-		"[-r reps]\n"
-		"  -s may be repeated; default 10 12 14 16.  -m default 64, -r default 5.\n",
-		prog);
+	        "usage: %s [-k auto|portable|avx2|avx512|all] [-s log2|elements]... [-m MiB] "
+	        "[-r reps]\n"
+	        "  -s may be repeated; default 10 12 14 16.  -m default 64, -r default 5.\n",
+	        prog);
 }
 
 /* Accepts a log2 (8..16) or an element count that is a power of two in range. */
@@ -82,7 +82,7 @@ int main(int argc, char **argv)
 		case 's':
 			if (nsizes == OR_HAD_LOG2_MAX + 1 || parse_size(optarg, &sizes[nsizes])) {
 				fprintf(stderr, "bad -s %s: want log2 in 8..16 or 2^8..2^16\n",
-					optarg);
+				        optarg);
 				return 1;
 			}
 			nsizes++;
@@ -105,7 +105,11 @@ int main(int argc, char **argv)
 		sizes[3] = 16;
 		nsizes = 4;
 	}
-	if (mib == 0 || reps < 1) {
+	int known = !strcmp(ksel, "all");
+
+	for (size_t ki = 0; ki < sizeof(knames) / sizeof(knames[0]); ki++)
+		known |= !strcmp(ksel, knames[ki].name);
+	if (!known || mib == 0 || reps < 1) {
 		usage(argv[0]);
 		return 1;
 	}

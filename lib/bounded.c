@@ -8,6 +8,7 @@
  */
 #include <math.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,7 +26,7 @@
 #define OR_BURST_BYTES (64 * 1024)
 #define OR_MIN_RATE_MBPS 20.0
 #define OR_MAX_RATE_MBPS 100000.0
-#define OR_INITIAL_RATE_MBPS 2000.0
+#define OR_INITIAL_RATE_MBPS 400.0
 
 struct or_rxbuf {
 	or_xfer_t x; /* first: the completion context */
@@ -210,6 +211,7 @@ int or_bounded_create(struct optireduce_comm *comm, struct or_bounded **out)
 	cfg.initial_us = cfg.max_us;
 	cfg.user_timeout_us = (uint64_t)param_i(b, OR_P_TIMEOUT_US);
 	cfg.user_incast = (uint32_t)param_i(b, OR_P_INCAST);
+	cfg.incast_initial = 1; /* start gentle: one sender per receiver; grows while clean */
 	if (comm->size > 1 && cfg.user_incast > comm->size - 1)
 		cfg.user_incast = comm->size - 1;
 	if (comm->size > OR_TMO_INLINE_RANKS) {
@@ -439,7 +441,9 @@ static int send_one(struct or_bounded *b, struct or_phase *ph, unsigned step, ui
 	struct or_bounded_op *op = b->op;
 	struct or_wire_hdr h = {0};
 	struct or_txbuf *t = b->tx_free;
-	size_t idx = (o->next * o->stride) % o->npkts;
+	/* One extra copy of the last packet: early timeout waits for LAST from every sender. */
+	size_t nth = o->next < o->npkts ? o->next : o->npkts - 1;
+	size_t idx = (nth * o->stride) % o->npkts;
 	size_t off = idx * b->payload;
 	size_t len = o->bytes - off < b->payload ? o->bytes - off : b->payload;
 	int ret;
@@ -449,7 +453,7 @@ static int send_one(struct or_bounded *b, struct or_phase *ph, unsigned step, ui
 		return 0;
 	h.magic = OR_WIRE_MAGIC;
 	h.version = OR_WIRE_VERSION;
-	h.flags = o->next + 1 == o->npkts ? OR_WIRE_FLAG_LAST : 0;
+	h.flags = nth + 1 == o->npkts ? OR_WIRE_FLAG_LAST : 0;
 	h.step = (uint16_t)step;
 	h.comm_id = b->comm->id;
 	h.sender = b->comm->rank;
@@ -503,7 +507,7 @@ static int pump(struct or_bounded *b, unsigned step)
 			uint32_t peer = ph->order[i];
 			struct or_outbound *o = &ph->out[peer];
 			int ret;
-			if (o->next >= o->npkts)
+			if (o->next >= o->npkts + (o->npkts > 0))
 				continue;
 			pending = 1;
 			ret = send_one(b, ph, step, peer, o);
@@ -995,8 +999,16 @@ int or_bounded_poll(struct or_bounded *b)
 
 int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms)
 {
-	/* Sends waiting for tokens, or a phase deadline, need the clock more than the kernel. */
-	if (b->op)
-		return or_ofi_poll(b->ep, 256);
-	return or_ofi_wait(rdm, timeout_ms);
+	struct or_bounded_op *op = b->op;
+
+	if (!op)
+		return or_ofi_wait(rdm, timeout_ms);
+	/* Sends waiting for tokens need the CPU back soon; otherwise sleep in the kernel so that
+	 * ranks sharing a core can drain their sockets instead of dropping datagrams. */
+	for (unsigned p = 0; p < OR_MAX_PHASES; p++)
+		if (op->ph[p].begun && !op->ph[p].closed && op->ph[p].group < op->ph[p].norder) {
+			sched_yield();
+			return or_ofi_poll(b->ep, 256);
+		}
+	return or_ofi_wait(b->ep, 1);
 }

@@ -1,0 +1,3 @@
+#!/bin/sh
+# Bounded mode on 4 ranks: clean result, injected loss statistics, exact fallback.
+exec "${top_srcdir:-.}/test/run-mpi.sh" 4 "${top_builddir:-.}/test/mpi_bounded" -q
