@@ -154,7 +154,7 @@ static int post_rx(struct or_bounded *b, struct or_rxbuf *r)
 static void on_rx(or_xfer_t *x, void *arg);
 static void on_tx(or_xfer_t *x, void *arg);
 
-int or_bounded_create(struct optireduce_comm *comm, struct or_bounded **out)
+int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bounded **out)
 {
 	struct or_bounded *b = calloc(1, sizeof(*b));
 	struct or_tmo_config cfg;
@@ -164,8 +164,8 @@ int or_bounded_create(struct optireduce_comm *comm, struct or_bounded **out)
 	if (!b)
 		return -OPTIREDUCE_ENOMEM;
 	b->comm = comm;
-	ret = or_ofi_open(OR_OFI_DGRAM, or_param_str(&comm->params, OR_P_BOUNDED_PROVIDER), 0,
-			  &b->ep);
+	ret = or_ofi_open(OR_OFI_DGRAM, or_param_str(&comm->params, OR_P_BOUNDED_PROVIDER),
+			  same_host, &b->ep);
 	if (ret) {
 		free(b);
 		return ret;

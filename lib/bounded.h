@@ -13,7 +13,7 @@
 struct optireduce_comm;
 struct or_bounded;
 
-int or_bounded_create(struct optireduce_comm *comm, struct or_bounded **out);
+int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bounded **out);
 void or_bounded_destroy(struct or_bounded *b);
 const char *or_bounded_provider(const struct or_bounded *b);
 int or_bounded_getname(struct or_bounded *b, void *buf, size_t *len);

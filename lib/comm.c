@@ -169,7 +169,7 @@ int optireduce_comm_create(optireduce_ctx_t *ctx, const struct optireduce_comm_a
 		ret = or_ofi_open(OR_OFI_RDM, or_param_str(&c->params, OR_P_PROVIDER), same_host,
 				  &c->rdm);
 	if (!ret && c->mode == OPTIREDUCE_MODE_BOUNDED)
-		ret = or_bounded_create(c, &c->bounded);
+		ret = or_bounded_create(c, same_host, &c->bounded);
 	if (!ret)
 		ret = exchange_names(c, &attr->oob);
 	if (ret) {

@@ -16,10 +16,21 @@ static int self_allgather(const void *sbuf, void *rbuf, size_t len, void *info)
 	return 0;
 }
 
+/* libfabric lists a provider once per matching info; show each combination once. */
 static void print_provider(const char *prov, const char *fabric, const char *domain,
 			   size_t max_msg, void *arg)
 {
+	static char seen[64][160];
+	static int nseen;
+	char key[160];
+
 	(void)arg;
+	snprintf(key, sizeof(key), "%s|%s|%s", prov, fabric, domain);
+	for (int i = 0; i < nseen; i++)
+		if (strcmp(seen[i], key) == 0)
+			return;
+	if (nseen < 64)
+		snprintf(seen[nseen++], sizeof(seen[0]), "%s", key);
 	printf("  %-14s fabric %-18s domain %-10s max_msg_size %zu\n", prov, fabric, domain,
 	       max_msg);
 }

@@ -1,0 +1,87 @@
+/*
+ * liboptireduce_pmpi: MPI_Allreduce on liboptireduce for unmodified MPI
+ * programs, by LD_PRELOAD or by linking it before -lmpi:
+ *
+ *   mpirun -x LD_PRELOAD=/path/liboptireduce_pmpi.so ./app
+ *
+ * A call runs on liboptireduce when it can be served exactly as MPI defines
+ * it (predefined integer or floating datatype the library has, MPI_SUM,
+ * MPI_PROD, MPI_MIN or MPI_MAX, an intracommunicator of 2 or more ranks);
+ * every other call goes to PMPI_Allreduce.  Exact mode unless
+ * OPTIREDUCE_PMPI_BOUNDED selects floating SUM calls for bounded mode.
+ *
+ * Environment (read once, at the first MPI_Allreduce; must be the same on
+ * every rank):
+ *   OPTIREDUCE_PMPI_ENABLE=0          every call goes to PMPI_Allreduce
+ *   OPTIREDUCE_PMPI_BOUNDED=rules     bounded policy, grammar in policy.h, e.g.
+ *                                     "float,double:>=64k"; default: none
+ *   OPTIREDUCE_PMPI_BOUNDED_COMMS=world|all   communicators bounded mode may
+ *                                     use (default world: MPI_COMM_WORLD only)
+ *   OPTIREDUCE_PMPI_THREAD_MULTIPLE=1 serve calls even when MPI provides
+ *                                     MPI_THREAD_MULTIPLE (default: PMPI then)
+ *   OPTIREDUCE_PMPI_STATS=1           print the counters at MPI_Finalize (rank 0)
+ *   OPTIREDUCE_LOG_LEVEL=2            also prints them, plus one line per communicator
+ */
+#ifndef OPTIREDUCE_PMPI_H
+#define OPTIREDUCE_PMPI_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility push(default)
+#endif
+
+/* Why a call went to PMPI_Allreduce.  Indexes optireduce_pmpi_stats.to_pmpi_by_reason. */
+enum optireduce_pmpi_reason {
+	OPTIREDUCE_PMPI_REASON_INACTIVE,    /* before MPI_Init or from MPI_Finalize on */
+	OPTIREDUCE_PMPI_REASON_DISABLED,    /* OPTIREDUCE_PMPI_ENABLE=0 */
+	OPTIREDUCE_PMPI_REASON_THREADS,     /* MPI_THREAD_MULTIPLE without the opt-in */
+	OPTIREDUCE_PMPI_REASON_ARGS,        /* erroneous or unusual arguments: MPI reports them */
+	OPTIREDUCE_PMPI_REASON_EMPTY,       /* count 0 */
+	OPTIREDUCE_PMPI_REASON_DTYPE,       /* derived or unsupported datatype */
+	OPTIREDUCE_PMPI_REASON_OP,          /* user-defined or unsupported operation */
+	OPTIREDUCE_PMPI_REASON_INTERCOMM,   /* intercommunicator */
+	OPTIREDUCE_PMPI_REASON_SINGLE,      /* communicator of one rank */
+	OPTIREDUCE_PMPI_REASON_UNAVAILABLE, /* liboptireduce communicator creation failed */
+	OPTIREDUCE_PMPI_REASON_BUSY,        /* concurrent call on one communicator */
+	OPTIREDUCE_PMPI_REASON_FORTRAN,     /* Fortran MPI_BOTTOM or unknown sentinels */
+	OPTIREDUCE_PMPI_REASON_COUNT
+};
+
+#define OPTIREDUCE_PMPI_MAX_REASONS 16 /* room in the struct; REASON_COUNT <= this */
+
+/* Counters of this process since it started. */
+struct optireduce_pmpi_stats {
+	uint64_t calls;            /* MPI_Allreduce calls intercepted (C and Fortran) */
+	uint64_t served_exact;     /* ran on liboptireduce's exact channel */
+	uint64_t served_bounded;   /* ran on the bounded channel */
+	uint64_t bounded_declined; /* policy chose bounded, bounded unavailable: ran exact
+	                              (also counted in served_exact) */
+	uint64_t to_pmpi;          /* went to PMPI_Allreduce */
+	uint64_t to_pmpi_by_reason[OPTIREDUCE_PMPI_MAX_REASONS];
+	uint64_t bytes_exact;
+	uint64_t bytes_bounded;
+	uint64_t errors;        /* liboptireduce failed an operation (MPI error raised) */
+	uint64_t comms_created; /* liboptireduce communicators (exact and bounded) */
+	uint64_t comms_destroyed;
+};
+
+/* Copies the counters; returns 0, or -22 (EINVAL) for a NULL out. */
+int optireduce_pmpi_stats(struct optireduce_pmpi_stats *out);
+
+/* Short name of a reason ("dtype", "intercomm", ...); "unknown" out of range. */
+const char *optireduce_pmpi_reason_name(int reason);
+
+#if defined(__GNUC__) && __GNUC__ >= 4
+#pragma GCC visibility pop
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OPTIREDUCE_PMPI_H */

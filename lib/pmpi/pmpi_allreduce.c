@@ -1,0 +1,107 @@
+/*
+ * MPI_Allreduce: serve it on liboptireduce when that computes what MPI
+ * defines, else hand it to PMPI_Allreduce unchanged.
+ *
+ * Every check before the communicator's state is created depends only on
+ * values MPI requires to be equal on all ranks (datatype, op, count, comm)
+ * or on process-wide settings the user must keep equal (environment,
+ * thread level), so all ranks take the same route and none waits in a
+ * collective the others skipped.  Checks that look at buffers only route
+ * erroneous calls, which MPI then reports.
+ */
+#include "pmpi_internal.h"
+
+static int to_pmpi(enum optireduce_pmpi_reason reason, const void *sbuf, void *rbuf, int count,
+                   MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+{
+	orp_stats_pmpi(reason);
+	return PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm);
+}
+
+/* A reason to leave the call to MPI, or -1 if liboptireduce can take it. */
+static int check_call(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                      MPI_Comm comm, enum optireduce_dtype *odt, enum optireduce_op *oop)
+{
+	if (!orp_active())
+		return OPTIREDUCE_PMPI_REASON_INACTIVE;
+	if (!orp_cfg.enable)
+		return OPTIREDUCE_PMPI_REASON_DISABLED;
+	if (orp_threads_blocked())
+		return OPTIREDUCE_PMPI_REASON_THREADS;
+	if (comm == MPI_COMM_NULL || count < 0)
+		return OPTIREDUCE_PMPI_REASON_ARGS;
+	if (count == 0)
+		return OPTIREDUCE_PMPI_REASON_EMPTY;
+	if (orp_dtype_of(dt, odt))
+		return OPTIREDUCE_PMPI_REASON_DTYPE;
+	if (orp_op_of(op, oop))
+		return OPTIREDUCE_PMPI_REASON_OP;
+	/* Erroneous: MPI_IN_PLACE as recvbuf, aliased or missing buffers (MPI_BOTTOM). */
+	if (rbuf == MPI_IN_PLACE || !rbuf || !sbuf || sbuf == rbuf)
+		return OPTIREDUCE_PMPI_REASON_ARGS;
+	return -1;
+}
+
+int orp_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                  MPI_Comm comm)
+{
+	enum optireduce_dtype odt = OPTIREDUCE_INT8;
+	enum optireduce_op oop = OPTIREDUCE_SUM;
+	struct optireduce_status status;
+	optireduce_comm_t *oc;
+	struct orp_comm *st;
+	size_t bytes;
+	int reason, bounded, declined = 0, ret;
+
+	orp_stats_call();
+	reason = check_call(sbuf, rbuf, count, dt, op, comm, &odt, &oop);
+	if (reason >= 0)
+		return to_pmpi(reason, sbuf, rbuf, count, dt, op, comm);
+	st = orp_comm_get(comm);
+	if (!st)
+		return to_pmpi(OPTIREDUCE_PMPI_REASON_UNAVAILABLE, sbuf, rbuf, count, dt, op, comm);
+	if (st->reason >= 0)
+		return to_pmpi(st->reason, sbuf, rbuf, count, dt, op, comm);
+	/* Erroneous under MPI (two threads in collectives on one communicator). */
+	if (atomic_exchange(&st->busy, 1)) {
+		if (!st->warned_busy++)
+			orp_log(ORP_LOG_WARN,
+			        "%s: concurrent MPI_Allreduce calls; this program is "
+			        "erroneous and may deadlock",
+			        st->name);
+		return to_pmpi(OPTIREDUCE_PMPI_REASON_BUSY, sbuf, rbuf, count, dt, op, comm);
+	}
+	bytes = (size_t)count * optireduce_dtype_size(odt);
+	bounded = st->bounded_allowed && oop == OPTIREDUCE_SUM && orp_dtype_is_float(odt) &&
+	          orp_policy_match(&orp_cfg.policy, odt, bytes);
+	oc = st->exact;
+	if (bounded) {
+		if (orp_comm_bounded(st))
+			oc = st->bounded;
+		else
+			declined = 1;
+	}
+	ret = optireduce_allreduce(oc, sbuf == MPI_IN_PLACE ? OPTIREDUCE_IN_PLACE : sbuf, rbuf,
+	                           (size_t)count, odt, oop, &status);
+	atomic_store(&st->busy, 0);
+	if (ret) {
+		/* rbuf may be half written and the peers' state is unknown: only MPI can report it.
+		 */
+		orp_stats_error();
+		orp_log(ORP_LOG_WARN, "%s: MPI_Allreduce of %d %s (%s) failed in liboptireduce: %s",
+		        st->name, count, optireduce_dtype_name(odt), optireduce_op_name(oop),
+		        optireduce_strerror(ret));
+		PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
+		return MPI_ERR_OTHER;
+	}
+	orp_stats_served((status.flags & OPTIREDUCE_STATUS_BOUNDED) != 0,
+	                 declined || (bounded && !(status.flags & OPTIREDUCE_STATUS_BOUNDED)),
+	                 bytes);
+	return MPI_SUCCESS;
+}
+
+ORP_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                             MPI_Op op, MPI_Comm comm)
+{
+	return orp_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+}
