@@ -53,6 +53,7 @@ static int req_start(optireduce_comm_t *comm, optireduce_req_t *r)
 	int ret;
 
 	r->state = OR_REQ_RUNNING;
+	or_inject_delay(comm, c->seq);
 	r->t_start_us = r->t_last_progress_us = or_now_us();
 	if (c->bounded) {
 		ret = or_bounded_op_start(comm->bounded, c);

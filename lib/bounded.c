@@ -607,7 +607,9 @@ int or_bop_phase_begin(struct or_coll *c, unsigned phase)
 	ph = &c->bop->ph[phase];
 	ph->begun = 1;
 	ph->start_us = or_now_us();
-	deadline = or_tmo_deadline(&b->tmo, c->count * c->esize);
+	/* A fixed timeout set after creation (optireduce_comm_set_param) wins over the controller. */
+	deadline = param_i(b, OR_P_TIMEOUT_US) > 0 ? (uint64_t)param_i(b, OR_P_TIMEOUT_US)
+						   : or_tmo_deadline(&b->tmo, c->count * c->esize);
 	ph->deadline_us = deadline;
 	c->status->deadline_us[phase] = deadline;
 	ph->incast = c->incast ? c->incast : 1;

@@ -55,6 +55,7 @@ struct optireduce_req {
 };
 
 double or_now_us(void);
+void or_inject_delay(optireduce_comm_t *comm, uint64_t seq);
 
 /* Core entry points between files. */
 int or_comm_progress(optireduce_comm_t *comm, int *activity);
