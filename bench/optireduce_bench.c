@@ -1,0 +1,921 @@
+/*
+ * optireduce_bench: an allreduce latency benchmark in the style of the OSU
+ * micro-benchmarks' osu_allreduce, for liboptireduce, with MPI_Allreduce as
+ * an optional baseline measured in the same run.
+ *
+ * Same flags and columns as osu_allreduce where they overlap (-m MIN:MAX,
+ * -i, -x, -f; "# Size  Avg Latency(us) ..."), plus per-iteration percentiles,
+ * datatypes, operations, modes, library parameters, an interleaved MPI
+ * baseline and a CSV of every iteration.  Run with -h for the options.
+ *
+ * Timing: an MPI_Barrier (not timed) precedes every iteration; each rank
+ * times its own call; after the loop the per-iteration times are reduced
+ * with MAX over ranks, so an iteration's latency is the time until the
+ * slowest rank finished (completion time, like OSU's average).  Avg is the
+ * mean of those over iterations, P50/P99 are nearest-rank percentiles.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#include <mpi.h>
+
+#include "half.h"
+#include "optireduce_mpi.h"
+
+#define LARGE_MESSAGE_SIZE 8192 /* as OSU: larger sizes use the "large" counts */
+#define PROGRESS_EVERY_S   10.0
+#define MAX_PARAMS         64
+
+enum impl { IMPL_OURS, IMPL_MPI };
+static const char *impl_name[] = {"optireduce", "mpi"};
+
+struct options {
+	size_t min_size, max_size;
+	long iters, iters_large, warmup, warmup_large;
+	int full;
+	enum optireduce_dtype dtype;
+	enum optireduce_op op;
+	enum optireduce_mode mode;
+	const char *algorithm;
+	const char *params[MAX_PARAMS];
+	int nparams;
+	int baseline_mpi; /* also time MPI_Allreduce */
+	int only_mpi;     /* time MPI_Allreduce only */
+	const char *csv;
+};
+
+/* Per size and implementation, on rank 0 after the MAX reduction. */
+struct result {
+	double avg, min, max, p50, p99;
+	double lost_pct; /* bounded mode: missing / expected contributions */
+	long iters;
+};
+
+static int rank, nranks;
+static double t_begin, t_last_progress;
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "optireduce_bench: rank %d: ", rank);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	fflush(stderr);
+	MPI_Abort(MPI_COMM_WORLD, 1);
+	exit(1);
+}
+
+/* Only rank 0 reports usage errors; everyone leaves. */
+static void usage_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	if (rank == 0) {
+		fprintf(stderr, "optireduce_bench: ");
+		va_start(ap, fmt);
+		vfprintf(stderr, fmt, ap);
+		va_end(ap);
+		fprintf(stderr, " (-h for help)\n");
+	}
+	MPI_Finalize();
+	exit(1);
+}
+
+static void usage(void)
+{
+	if (rank == 0)
+		printf(
+		    "usage: optireduce_bench [options]\n"
+		    "  -m, --message-size [MIN:]MAX  sizes in bytes, powers of two from MIN "
+		    "(k, m, g suffixes; default 4:1m)\n"
+		    "  -i, --iterations N         timed iterations per size (default 1000, "
+		    "100 above 8 KiB)\n"
+		    "  -x, --warmup N             untimed iterations per size (default 200, "
+		    "10 above 8 KiB)\n"
+		    "      --iter-large N         timed iterations above 8 KiB (overrides -i "
+		    "there)\n"
+		    "      --warmup-large N       warm-up iterations above 8 KiB\n"
+		    "  -f, --full                 add Min/Max Latency(us) and Iterations\n"
+		    "  -d, --type DTYPE           float (default), double, float16, bfloat16, int, "
+		    "int8, uint8, int32, uint32, int64, uint64\n"
+		    "  -o, --op OP                sum (default), prod, min, max, avg\n"
+		    "      --mode exact|bounded   liboptireduce mode (default: "
+		    "OPTIREDUCE_MODE, else exact)\n"
+		    "      --algorithm NAME       algorithm or tune string (param 'algorithm')\n"
+		    "      --param NAME=VALUE     set a liboptireduce parameter; repeatable\n"
+		    "      --baseline mpi         also time MPI_Allreduce, interleaved per size\n"
+		    "      --only mpi             time MPI_Allreduce only\n"
+		    "      --csv FILE             every iteration's latency: "
+		    "impl,size,iter,latency_us\n"
+		    "  -h, --help                 this text\n");
+}
+
+static int parse_size(const char *s, size_t *out)
+{
+	char *end;
+	unsigned long long v, mult = 1;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno)
+		return -1;
+	switch (*end) {
+	case 'k':
+	case 'K':
+		mult = 1ull << 10;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		mult = 1ull << 20;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		mult = 1ull << 30;
+		end++;
+		break;
+	default:
+		break;
+	}
+	if (*end == 'b' || *end == 'B')
+		end++;
+	if (*end || (v && mult > SIZE_MAX / v))
+		return -1;
+	*out = (size_t)(v * mult);
+	return 0;
+}
+
+static long parse_count(const char *s, const char *what, long min)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno || end == s || *end || v < min)
+		usage_error("bad %s '%s'", what, s);
+	return v;
+}
+
+static const struct {
+	const char *name;
+	enum optireduce_dtype dt;
+} dtype_names[] = {
+    {"float", OPTIREDUCE_FLOAT32},     {"float32", OPTIREDUCE_FLOAT32},
+    {"double", OPTIREDUCE_FLOAT64},    {"float64", OPTIREDUCE_FLOAT64},
+    {"float16", OPTIREDUCE_FLOAT16},   {"half", OPTIREDUCE_FLOAT16},
+    {"bfloat16", OPTIREDUCE_BFLOAT16}, {"bf16", OPTIREDUCE_BFLOAT16},
+    {"int", OPTIREDUCE_INT32},         {"int32", OPTIREDUCE_INT32},
+    {"uint32", OPTIREDUCE_UINT32},     {"int8", OPTIREDUCE_INT8},
+    {"char", OPTIREDUCE_INT8},         {"uint8", OPTIREDUCE_UINT8},
+    {"int64", OPTIREDUCE_INT64},       {"long", OPTIREDUCE_INT64},
+    {"uint64", OPTIREDUCE_UINT64},
+};
+
+static void parse_args(int argc, char **argv, struct options *o)
+{
+	enum {
+		O_MODE = 256,
+		O_ALG,
+		O_PARAM,
+		O_BASELINE,
+		O_ONLY,
+		O_CSV,
+		O_ITER_LARGE,
+		O_WARMUP_LARGE
+	};
+	static const struct option longs[] = {
+	    {"message-size", required_argument, NULL, 'm'},
+	    {"iterations", required_argument, NULL, 'i'},
+	    {"warmup", required_argument, NULL, 'x'},
+	    {"full", no_argument, NULL, 'f'},
+	    {"type", required_argument, NULL, 'd'},
+	    {"op", required_argument, NULL, 'o'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"mode", required_argument, NULL, O_MODE},
+	    {"algorithm", required_argument, NULL, O_ALG},
+	    {"param", required_argument, NULL, O_PARAM},
+	    {"baseline", required_argument, NULL, O_BASELINE},
+	    {"only", required_argument, NULL, O_ONLY},
+	    {"csv", required_argument, NULL, O_CSV},
+	    {"iter-large", required_argument, NULL, O_ITER_LARGE},
+	    {"warmup-large", required_argument, NULL, O_WARMUP_LARGE},
+	    {NULL, 0, NULL, 0},
+	};
+	int c, set_i = 0, set_x = 0, set_il = 0, set_xl = 0;
+
+	memset(o, 0, sizeof(*o));
+	o->min_size = 4;
+	o->max_size = 1 << 20;
+	o->iters = 1000;
+	o->iters_large = 100;
+	o->warmup = 200;
+	o->warmup_large = 10;
+	o->dtype = OPTIREDUCE_FLOAT32;
+	o->op = OPTIREDUCE_SUM;
+	o->mode = OPTIREDUCE_MODE_DEFAULT;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "m:i:x:fd:o:h", longs, NULL)) != -1) {
+		switch (c) {
+		case 'm': {
+			const char *colon = strchr(optarg, ':');
+			if (colon) {
+				char lo[64];
+				size_t n = (size_t)(colon - optarg);
+				if (n >= sizeof(lo))
+					usage_error("bad -m '%s'", optarg);
+				memcpy(lo, optarg, n);
+				lo[n] = '\0';
+				if ((n && parse_size(lo, &o->min_size)) ||
+				    (colon[1] && parse_size(colon + 1, &o->max_size)))
+					usage_error("bad -m '%s'", optarg);
+			} else if (parse_size(optarg, &o->max_size)) {
+				usage_error("bad -m '%s'", optarg);
+			}
+			break;
+		}
+		case 'i':
+			o->iters = parse_count(optarg, "iteration count", 1);
+			set_i = 1;
+			break;
+		case 'x':
+			o->warmup = parse_count(optarg, "warm-up count", 0);
+			set_x = 1;
+			break;
+		case O_ITER_LARGE:
+			o->iters_large = parse_count(optarg, "iteration count", 1);
+			set_il = 1;
+			break;
+		case O_WARMUP_LARGE:
+			o->warmup_large = parse_count(optarg, "warm-up count", 0);
+			set_xl = 1;
+			break;
+		case 'f':
+			o->full = 1;
+			break;
+		case 'd': {
+			size_t k, n = sizeof(dtype_names) / sizeof(dtype_names[0]);
+			for (k = 0; k < n; k++)
+				if (strcasecmp(optarg, dtype_names[k].name) == 0)
+					break;
+			if (k == n)
+				usage_error("unknown datatype '%s'", optarg);
+			o->dtype = dtype_names[k].dt;
+			break;
+		}
+		case 'o': {
+			int k;
+			for (k = 0; k < OPTIREDUCE_OP_COUNT; k++)
+				if (strcasecmp(optarg, optireduce_op_name((enum optireduce_op)k)) ==
+				    0)
+					break;
+			if (k == OPTIREDUCE_OP_COUNT)
+				usage_error("unknown operation '%s'", optarg);
+			o->op = (enum optireduce_op)k;
+			break;
+		}
+		case O_MODE:
+			if (strcasecmp(optarg, "exact") == 0)
+				o->mode = OPTIREDUCE_MODE_EXACT;
+			else if (strcasecmp(optarg, "bounded") == 0)
+				o->mode = OPTIREDUCE_MODE_BOUNDED;
+			else
+				usage_error("--mode wants exact or bounded, not '%s'", optarg);
+			break;
+		case O_ALG:
+			o->algorithm = optarg;
+			break;
+		case O_PARAM:
+			if (!strchr(optarg, '=') || optarg[0] == '=')
+				usage_error("--param wants NAME=VALUE, not '%s'", optarg);
+			if (o->nparams == MAX_PARAMS)
+				usage_error("too many --param");
+			o->params[o->nparams++] = optarg;
+			break;
+		case O_BASELINE:
+			if (strcasecmp(optarg, "mpi") != 0)
+				usage_error("--baseline: only 'mpi' is known, not '%s'", optarg);
+			o->baseline_mpi = 1;
+			break;
+		case O_ONLY:
+			if (strcasecmp(optarg, "mpi") != 0)
+				usage_error("--only: only 'mpi' is known, not '%s'", optarg);
+			o->only_mpi = 1;
+			break;
+		case O_CSV:
+			o->csv = optarg;
+			break;
+		case 'h':
+			usage();
+			MPI_Finalize();
+			exit(0);
+		default:
+			if (optopt)
+				usage_error("bad or incomplete option '-%c'", optopt);
+			usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		usage_error("unexpected argument '%s'", argv[optind]);
+	/* As OSU: -i and -x set every size unless the large counts are given too. */
+	if (set_i && !set_il)
+		o->iters_large = o->iters;
+	if (set_x && !set_xl)
+		o->warmup_large = o->warmup;
+	if (o->only_mpi)
+		o->baseline_mpi = 0;
+	if (o->min_size == 0)
+		o->min_size = 1;
+	if (o->max_size < o->min_size)
+		usage_error("-m: MAX %zu is below MIN %zu", o->max_size, o->min_size);
+}
+
+static MPI_Datatype mpi_dtype(enum optireduce_dtype dt)
+{
+	switch (dt) {
+	case OPTIREDUCE_INT8:
+		return MPI_INT8_T;
+	case OPTIREDUCE_UINT8:
+		return MPI_UINT8_T;
+	case OPTIREDUCE_INT32:
+		return MPI_INT32_T;
+	case OPTIREDUCE_UINT32:
+		return MPI_UINT32_T;
+	case OPTIREDUCE_INT64:
+		return MPI_INT64_T;
+	case OPTIREDUCE_UINT64:
+		return MPI_UINT64_T;
+	case OPTIREDUCE_FLOAT32:
+		return MPI_FLOAT;
+	case OPTIREDUCE_FLOAT64:
+		return MPI_DOUBLE;
+	default:
+		return MPI_DATATYPE_NULL; /* no MPI half types in MPI 3 */
+	}
+}
+
+/* MPI has no AVG: the baseline runs SUM, which costs the same minus a divide. */
+static MPI_Op mpi_op(enum optireduce_op op)
+{
+	switch (op) {
+	case OPTIREDUCE_PROD:
+		return MPI_PROD;
+	case OPTIREDUCE_MIN:
+		return MPI_MIN;
+	case OPTIREDUCE_MAX:
+		return MPI_MAX;
+	default:
+		return MPI_SUM;
+	}
+}
+
+static int is_float(enum optireduce_dtype dt)
+{
+	return dt == OPTIREDUCE_FLOAT16 || dt == OPTIREDUCE_BFLOAT16 || dt == OPTIREDUCE_FLOAT32 ||
+	       dt == OPTIREDUCE_FLOAT64;
+}
+
+/*
+ * Known inputs, small integers so every sum, product, min and max is exact
+ * in every dtype: SUM is at most 3 * nranks (int8 holds it up to 42 ranks),
+ * PROD is 2 (one rank contributes 2, the others 1).
+ */
+static double input(int r, size_t i, enum optireduce_op op)
+{
+	if (op == OPTIREDUCE_PROD)
+		return (int)(i % (size_t)nranks) == r ? 2 : 1;
+	return (double)((i + (size_t)r * 3) % 4);
+}
+
+static double expected(size_t i, enum optireduce_op op)
+{
+	double acc = input(0, i, op);
+
+	for (int r = 1; r < nranks; r++) {
+		double v = input(r, i, op);
+		switch (op) {
+		case OPTIREDUCE_PROD:
+			acc *= v;
+			break;
+		case OPTIREDUCE_MIN:
+			acc = v < acc ? v : acc;
+			break;
+		case OPTIREDUCE_MAX:
+			acc = v > acc ? v : acc;
+			break;
+		default:
+			acc += v;
+			break;
+		}
+	}
+	return op == OPTIREDUCE_AVG ? acc / nranks : acc;
+}
+
+static void store(void *buf, size_t i, enum optireduce_dtype dt, double v)
+{
+	switch (dt) {
+	case OPTIREDUCE_INT8:
+		((int8_t *)buf)[i] = (int8_t)v;
+		break;
+	case OPTIREDUCE_UINT8:
+		((uint8_t *)buf)[i] = (uint8_t)v;
+		break;
+	case OPTIREDUCE_INT32:
+		((int32_t *)buf)[i] = (int32_t)v;
+		break;
+	case OPTIREDUCE_UINT32:
+		((uint32_t *)buf)[i] = (uint32_t)v;
+		break;
+	case OPTIREDUCE_INT64:
+		((int64_t *)buf)[i] = (int64_t)v;
+		break;
+	case OPTIREDUCE_UINT64:
+		((uint64_t *)buf)[i] = (uint64_t)v;
+		break;
+	case OPTIREDUCE_FLOAT16:
+		((uint16_t *)buf)[i] = or_float_to_half((float)v);
+		break;
+	case OPTIREDUCE_BFLOAT16:
+		((uint16_t *)buf)[i] = or_float_to_bf16((float)v);
+		break;
+	case OPTIREDUCE_FLOAT32:
+		((float *)buf)[i] = (float)v;
+		break;
+	case OPTIREDUCE_FLOAT64:
+		((double *)buf)[i] = v;
+		break;
+	default:
+		break;
+	}
+}
+
+static double load(const void *buf, size_t i, enum optireduce_dtype dt)
+{
+	switch (dt) {
+	case OPTIREDUCE_INT8:
+		return ((const int8_t *)buf)[i];
+	case OPTIREDUCE_UINT8:
+		return ((const uint8_t *)buf)[i];
+	case OPTIREDUCE_INT32:
+		return ((const int32_t *)buf)[i];
+	case OPTIREDUCE_UINT32:
+		return ((const uint32_t *)buf)[i];
+	case OPTIREDUCE_INT64:
+		return (double)((const int64_t *)buf)[i];
+	case OPTIREDUCE_UINT64:
+		return (double)((const uint64_t *)buf)[i];
+	case OPTIREDUCE_FLOAT16:
+		return or_half_to_float(((const uint16_t *)buf)[i]);
+	case OPTIREDUCE_BFLOAT16:
+		return or_bf16_to_float(((const uint16_t *)buf)[i]);
+	case OPTIREDUCE_FLOAT32:
+		return ((const float *)buf)[i];
+	case OPTIREDUCE_FLOAT64:
+		return ((const double *)buf)[i];
+	default:
+		return NAN;
+	}
+}
+
+/* Relative precision of a dtype, for AVG (the only inexact case) and bounded mode. */
+static double dtype_eps(enum optireduce_dtype dt)
+{
+	switch (dt) {
+	case OPTIREDUCE_FLOAT16:
+		return ldexp(1, -10);
+	case OPTIREDUCE_BFLOAT16:
+		return ldexp(1, -7);
+	case OPTIREDUCE_FLOAT32:
+		return ldexp(1, -23);
+	case OPTIREDUCE_FLOAT64:
+		return ldexp(1, -52);
+	default:
+		return 0.5; /* integer AVG truncates */
+	}
+}
+
+/*
+ * Checks this rank's result for a size against the known inputs.  Exact
+ * results must match (AVG within rounding); a bounded result is an estimate,
+ * so there only non-finite values or a relative L2 error above 1 fail.
+ * Returns 0 or 1, and sets *rel_err.
+ */
+static int validate(const void *rbuf, size_t count, const struct options *o, enum optireduce_op op,
+                    int bounded, double *rel_err)
+{
+	double num = 0, den = 0, tol = op == OPTIREDUCE_AVG ? 2 * dtype_eps(o->dtype) : 0;
+	int bad = 0;
+
+	for (size_t i = 0; i < count; i++) {
+		double want = expected(i, op), got = load(rbuf, i, o->dtype);
+		if (!isfinite(got)) {
+			bad = 1;
+			continue;
+		}
+		num += (got - want) * (got - want);
+		den += want * want;
+		if (!bounded && fabs(got - want) > tol * (fabs(want) + 1)) {
+			if (!bad)
+				fprintf(stderr,
+				        "optireduce_bench: rank %d: wrong result at element %zu "
+				        "of %zu: %g, expected %g\n",
+				        rank, i, count, got, want);
+			bad = 1;
+		}
+	}
+	*rel_err = den > 0 ? sqrt(num / den) : sqrt(num);
+	if (bounded && *rel_err > 1)
+		bad = 1;
+	return bad;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Nearest rank: the smallest value with at least p% of the samples at or below it. */
+static double percentile(const double *sorted, long n, double p)
+{
+	long k = (long)ceil(p / 100.0 * (double)n);
+
+	if (k < 1)
+		k = 1;
+	if (k > n)
+		k = n;
+	return sorted[k - 1];
+}
+
+static void progress(enum impl impl, size_t size, long it, long total)
+{
+	double t = now_s();
+
+	if (rank != 0 || t - t_last_progress < PROGRESS_EVERY_S)
+		return;
+	t_last_progress = t;
+	fprintf(stderr, "# [progress] %.0f s: %s, size %zu, iteration %ld of %ld\n", t - t_begin,
+	        impl_name[impl], size, it, total);
+	fflush(stderr);
+}
+
+struct bench {
+	const struct options *o;
+	optireduce_comm_t *comm;
+	void *sbuf, *rbuf;
+	double *lat, *maxlat; /* this rank's, and MAX over ranks (rank 0) */
+	FILE *csv;
+	int bounded;
+};
+
+/* Times one implementation at one size; rank 0 gets the statistics. */
+static void run_size(struct bench *b, enum impl impl, size_t size, struct result *res)
+{
+	const struct options *o = b->o;
+	size_t esize = optireduce_dtype_size(o->dtype), count = size / esize;
+	long iters = size > LARGE_MESSAGE_SIZE ? o->iters_large : o->iters;
+	long warmup = size > LARGE_MESSAGE_SIZE ? o->warmup_large : o->warmup;
+	double sums[2] = {0, 0}, tot[2];
+	double rel_err = 0;
+	int bad, anybad;
+
+	for (long it = 0; it < warmup + iters; it++) {
+		struct optireduce_status st;
+		double t0, t1;
+		int ret;
+
+		if (MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS)
+			die("MPI_Barrier failed");
+		t0 = now_s();
+		if (impl == IMPL_OURS) {
+			ret = optireduce_allreduce(b->comm, b->sbuf, b->rbuf, count, o->dtype,
+			                           o->op, &st);
+			t1 = now_s();
+			if (ret)
+				die("optireduce_allreduce(%zu bytes, iteration %ld) failed: %s",
+				    size, it, optireduce_strerror(ret));
+			if (it >= warmup && b->bounded) {
+				sums[0] += (double)st.contributions_missing;
+				sums[1] += (double)st.contributions_expected;
+			}
+		} else {
+			ret = MPI_Allreduce(b->sbuf, b->rbuf, (int)count, mpi_dtype(o->dtype),
+			                    mpi_op(o->op), MPI_COMM_WORLD);
+			t1 = now_s();
+			if (ret != MPI_SUCCESS)
+				die("MPI_Allreduce(%zu bytes, iteration %ld) failed: error %d",
+				    size, it, ret);
+		}
+		if (it >= warmup)
+			b->lat[it - warmup] = (t1 - t0) * 1e6;
+		progress(impl, size, it + 1, warmup + iters);
+	}
+
+	/* The inputs never change, so the last result must be the known sum. */
+	bad = validate(b->rbuf, count, o,
+	               impl == IMPL_MPI && o->op == OPTIREDUCE_AVG ? OPTIREDUCE_SUM : o->op,
+	               impl == IMPL_OURS && b->bounded, &rel_err);
+	MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	if (anybad) {
+		if (rank == 0)
+			fprintf(stderr,
+			        "optireduce_bench: %s: result at %zu bytes is wrong on some rank; "
+			        "not reporting\n",
+			        impl_name[impl], size);
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+
+	MPI_Reduce(b->lat, b->maxlat, (int)iters, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+	MPI_Reduce(sums, tot, 2, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+	if (rank != 0)
+		return;
+	if (b->csv) {
+		for (long it = 0; it < iters; it++)
+			fprintf(b->csv, "%s,%zu,%ld,%.3f\n", impl_name[impl], size, it,
+			        b->maxlat[it]);
+		fflush(b->csv);
+	}
+	res->iters = iters;
+	res->avg = 0;
+	for (long it = 0; it < iters; it++)
+		res->avg += b->maxlat[it];
+	res->avg /= (double)iters;
+	qsort(b->maxlat, (size_t)iters, sizeof(double), cmp_double);
+	res->min = b->maxlat[0];
+	res->max = b->maxlat[iters - 1];
+	res->p50 = percentile(b->maxlat, iters, 50);
+	res->p99 = percentile(b->maxlat, iters, 99);
+	res->lost_pct = tot[1] > 0 ? 100.0 * tot[0] / tot[1] : 0;
+}
+
+/* The machine's load: benchmarks on a shared machine should say how shared it was. */
+static void print_loadavg(const char *when)
+{
+	char buf[128] = "";
+	FILE *f = fopen("/proc/loadavg", "r");
+
+	if (!f)
+		return;
+	if (fgets(buf, sizeof(buf), f)) {
+		buf[strcspn(buf, "\n")] = '\0';
+		printf("# Load average %s: %s\n", when, buf);
+	}
+	fclose(f);
+}
+
+static void print_header(const struct options *o, optireduce_comm_t *comm)
+{
+	char mpiver[MPI_MAX_LIBRARY_VERSION_STRING] = "";
+	int len = 0;
+	char *nl;
+
+	MPI_Get_library_version(mpiver, &len);
+	if ((nl = strchr(mpiver, '\n')))
+		*nl = '\0';
+	if ((nl = strchr(mpiver, ',')))
+		*nl = '\0';
+	printf("# OSU-style allreduce benchmark, liboptireduce %s\n", optireduce_version_string());
+	if (comm) {
+		printf("# Provider: %s (exact)",
+		       optireduce_comm_provider(comm, OPTIREDUCE_MODE_EXACT));
+		if (o->mode == OPTIREDUCE_MODE_BOUNDED)
+			printf(", %s (bounded)",
+			       optireduce_comm_provider(comm, OPTIREDUCE_MODE_BOUNDED));
+		printf(", libfabric %s\n", optireduce_libfabric_version());
+	}
+	printf("# Ranks: %d, dtype %s, op %s", nranks, optireduce_dtype_name(o->dtype),
+	       optireduce_op_name(o->op));
+	if (comm) {
+		char alg[256] = "?";
+		optireduce_comm_get_param(comm, "algorithm", alg, sizeof(alg), NULL);
+		printf(", mode %s, algorithm %s",
+		       o->mode == OPTIREDUCE_MODE_BOUNDED ? "bounded" : "exact", alg);
+		for (int k = 0; k < o->nparams; k++)
+			printf(", %s", o->params[k]);
+	}
+	printf("\n");
+	if (o->baseline_mpi || o->only_mpi)
+		printf("# Baseline: MPI_Allreduce, %s%s\n", mpiver,
+		       o->op == OPTIREDUCE_AVG ? " (MPI_SUM: MPI has no AVG)" : "");
+	printf("# Latency of an iteration = time until the slowest rank returned (MAX over "
+	       "ranks;\n"
+	       "# completion time, like OSU's Avg); MPI_Barrier before each iteration, not "
+	       "timed.\n"
+	       "# Avg = mean over iterations%s; P50/P99 = nearest-rank percentiles.\n",
+	       o->full ? ", Min/Max = fastest/slowest iteration" : "");
+	print_loadavg("at start");
+	if (o->baseline_mpi)
+		printf("# Per size: liboptireduce, then MPI_Allreduce (interleaved); ratio = "
+		       "liboptireduce / MPI.\n");
+	printf("%-10s%18s", "# Size", "Avg Latency(us)");
+	if (o->full)
+		printf("%18s%18s%12s", "Min Latency(us)", "Max Latency(us)", "Iterations");
+	printf("%12s%12s", "P50(us)", "P99(us)");
+	if (!o->only_mpi && o->mode == OPTIREDUCE_MODE_BOUNDED)
+		printf("%10s", "Lost(%)");
+	if (o->baseline_mpi)
+		printf("%14s%14s%11s%11s", "MPI P50(us)", "MPI P99(us)", "ratio P50", "ratio P99");
+	printf("\n");
+	fflush(stdout);
+}
+
+static void print_row(const struct options *o, size_t size, const struct result *r,
+                      const struct result *mpi)
+{
+	printf("%-10zu%18.2f", size, r->avg);
+	if (o->full)
+		printf("%18.2f%18.2f%12ld", r->min, r->max, r->iters);
+	printf("%12.2f%12.2f", r->p50, r->p99);
+	if (!o->only_mpi && o->mode == OPTIREDUCE_MODE_BOUNDED)
+		printf("%10.4f", r->lost_pct);
+	if (mpi)
+		printf("%14.2f%14.2f%11.3f%11.3f", mpi->p50, mpi->p99, r->p50 / mpi->p50,
+		       r->p99 / mpi->p99);
+	printf("\n");
+	fflush(stdout);
+}
+
+static void *alloc_buf(size_t bytes)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, 4096, bytes ? bytes : 1))
+		die("cannot allocate %zu bytes", bytes);
+	memset(p, 0, bytes);
+	return p;
+}
+
+int main(int argc, char **argv)
+{
+	struct options o;
+	struct bench b;
+	optireduce_ctx_t *ctx = NULL;
+	size_t esize, min, maxcount;
+	long maxiters;
+	int ret;
+
+	MPI_Init(&argc, &argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+	t_begin = t_last_progress = now_s();
+	parse_args(argc, argv, &o);
+	memset(&b, 0, sizeof(b));
+	b.o = &o;
+
+	esize = optireduce_dtype_size(o.dtype);
+	if ((o.baseline_mpi || o.only_mpi) && mpi_dtype(o.dtype) == MPI_DATATYPE_NULL)
+		usage_error("MPI has no %s: no MPI baseline for it",
+		            optireduce_dtype_name(o.dtype));
+	/* Sums of the known inputs reach 3 * nranks. */
+	if ((o.op == OPTIREDUCE_SUM || o.op == OPTIREDUCE_AVG) &&
+	    ((o.dtype == OPTIREDUCE_INT8 && 3 * nranks > 127) ||
+	     (o.dtype == OPTIREDUCE_UINT8 && 3 * nranks > 255) ||
+	     (o.dtype == OPTIREDUCE_BFLOAT16 && 3 * nranks > 256) ||
+	     (o.dtype == OPTIREDUCE_FLOAT16 && 3 * nranks > 2048)))
+		usage_error("%d ranks: sums of the test inputs do not fit %s exactly", nranks,
+		            optireduce_dtype_name(o.dtype));
+	/* Like OSU: sizes below one element start at one element. */
+	min = o.min_size < esize ? esize : o.min_size;
+	maxcount = o.max_size / esize;
+	if (maxcount == 0)
+		usage_error("-m: MAX %zu is smaller than one %s", o.max_size,
+		            optireduce_dtype_name(o.dtype));
+
+	if (!o.only_mpi) {
+		ret = optireduce_init(OPTIREDUCE_API_VERSION, &ctx);
+		if (ret)
+			die("optireduce_init: %s", optireduce_strerror(ret));
+		/* On the context, so creation-only ones (provider, mode) work too. */
+		for (int k = 0; k < o.nparams; k++) {
+			char name[128];
+			const char *eq = strchr(o.params[k], '=');
+			size_t n = (size_t)(eq - o.params[k]);
+			if (n >= sizeof(name))
+				usage_error("parameter name too long in '%s'", o.params[k]);
+			memcpy(name, o.params[k], n);
+			name[n] = '\0';
+			ret = optireduce_ctx_set_param(ctx, name, eq + 1);
+			if (ret)
+				usage_error("--param %s: %s", o.params[k],
+				            optireduce_strerror(ret));
+		}
+		ret = optireduce_comm_from_mpi_mode(ctx, MPI_COMM_WORLD, o.mode, &b.comm);
+		if (ret)
+			die("communicator creation (mode %s) failed: %s",
+			    o.mode == OPTIREDUCE_MODE_BOUNDED ? "bounded" : "default/exact",
+			    optireduce_strerror(ret));
+		if (o.algorithm && !strchr(o.algorithm, ':') && strcasecmp(o.algorithm, "auto")) {
+			/* The library falls back to auto on an unknown name: measure what was
+			 * asked. */
+			int id = 0;
+			const char *name;
+			while ((name = optireduce_algorithm_name(id)) &&
+			       strcasecmp(name, o.algorithm) != 0)
+				id++;
+			if (!name) {
+				if (rank == 0) {
+					fprintf(stderr,
+					        "optireduce_bench: unknown algorithm '%s'; known:",
+					        o.algorithm);
+					for (id = 0; (name = optireduce_algorithm_name(id)); id++)
+						fprintf(stderr, " %s", name);
+					fprintf(stderr, "\n");
+				}
+				optireduce_comm_destroy(b.comm);
+				optireduce_finalize(ctx);
+				MPI_Finalize();
+				return 1;
+			}
+		}
+		if (o.algorithm) {
+			ret = optireduce_comm_set_param(b.comm, "algorithm", o.algorithm);
+			if (ret)
+				die("--algorithm %s: %s", o.algorithm, optireduce_strerror(ret));
+		}
+		if (o.mode == OPTIREDUCE_MODE_DEFAULT) {
+			char m[32] = "";
+			optireduce_comm_get_param(b.comm, "mode", m, sizeof(m), NULL);
+			o.mode = strcasecmp(m, "bounded") == 0 ? OPTIREDUCE_MODE_BOUNDED
+			                                       : OPTIREDUCE_MODE_EXACT;
+		}
+		b.bounded = o.mode == OPTIREDUCE_MODE_BOUNDED && is_float(o.dtype) &&
+		            (o.op == OPTIREDUCE_SUM || o.op == OPTIREDUCE_AVG);
+	}
+
+	b.sbuf = alloc_buf(maxcount * esize);
+	b.rbuf = alloc_buf(maxcount * esize);
+	for (size_t i = 0; i < maxcount; i++)
+		store(b.sbuf, i, o.dtype, input(rank, i, o.op));
+	maxiters = o.iters > o.iters_large ? o.iters : o.iters_large;
+	b.lat = calloc((size_t)maxiters, sizeof(double));
+	b.maxlat = calloc((size_t)maxiters, sizeof(double));
+	if (!b.lat || !b.maxlat)
+		die("out of memory");
+	if (rank == 0 && o.csv) {
+		b.csv = fopen(o.csv, "w");
+		if (!b.csv)
+			die("cannot write %s: %s", o.csv, strerror(errno));
+		fprintf(b.csv, "impl,size,iter,latency_us\n");
+	}
+	if (rank == 0)
+		print_header(&o, b.comm);
+
+	for (size_t size = min; size <= o.max_size; size *= 2) {
+		struct result ours, mpi;
+
+		if (size / esize > (size_t)INT32_MAX && (o.baseline_mpi || o.only_mpi))
+			die("%zu bytes: too many elements for MPI_Allreduce's int count", size);
+		if (o.only_mpi) {
+			run_size(&b, IMPL_MPI, size, &mpi);
+			if (rank == 0)
+				print_row(&o, size, &mpi, NULL);
+		} else {
+			run_size(&b, IMPL_OURS, size, &ours);
+			if (o.baseline_mpi)
+				run_size(&b, IMPL_MPI, size, &mpi);
+			if (rank == 0)
+				print_row(&o, size, &ours, o.baseline_mpi ? &mpi : NULL);
+		}
+		if (size > SIZE_MAX / 2)
+			break;
+	}
+
+	if (rank == 0) {
+		print_loadavg("at end");
+		fflush(stdout);
+	}
+	if (b.csv)
+		fclose(b.csv);
+	if (b.comm && (ret = optireduce_comm_destroy(b.comm)))
+		die("optireduce_comm_destroy: %s", optireduce_strerror(ret));
+	if (ctx && (ret = optireduce_finalize(ctx)))
+		die("optireduce_finalize: %s", optireduce_strerror(ret));
+	free(b.sbuf);
+	free(b.rbuf);
+	free(b.lat);
+	free(b.maxlat);
+	MPI_Finalize();
+	return 0;
+}

@@ -1,0 +1,4 @@
+#!/bin/sh
+# MPI_Allreduce through liboptireduce_pmpi.so against PMPI_Allreduce, 3 ranks.
+exec "${top_srcdir:-.}/test/pmpi/run-pmpi.sh" 3 -x OPTIREDUCE_PMPI_STATS=1 \
+	"${top_builddir:-.}/test/pmpi/pmpi_suite"
