@@ -119,8 +119,10 @@ static void log_new(const struct orp_comm *st, int size)
 	if (st->rank != 0 || orp_log_level < ORP_LOG_INFO)
 		return;
 	if (st->reason >= 0)
-		orp_log(ORP_LOG_INFO, "%s (%d ranks): MPI_Allreduce goes to PMPI (%s)", st->name,
-		        size, optireduce_pmpi_reason_name(st->reason));
+		/* Every rank is rank 0 of its MPI_COMM_SELF: those lines are for debug level. */
+		orp_log(st->reason == OPTIREDUCE_PMPI_REASON_SINGLE ? ORP_LOG_DEBUG : ORP_LOG_INFO,
+		        "%s (%d ranks): MPI_Allreduce goes to PMPI (%s)", st->name, size,
+		        optireduce_pmpi_reason_name(st->reason));
 	else
 		orp_log(ORP_LOG_INFO,
 		        "%s (%d ranks): MPI_Allreduce on liboptireduce, exact provider %s, "
@@ -143,8 +145,7 @@ static void create_channels(struct orp_comm *st, MPI_Comm comm)
 		orp_log(ORP_LOG_INFO, "%s: liboptireduce communicator: %s", st->name,
 		        optireduce_strerror(ret));
 	if (agree(comm, ret, &differs)) {
-		/* Once per process at warning level: every later communicator would say the same.
-		 */
+		/* A warning once per process: later communicators would repeat it. */
 		static atomic_int warned;
 		if (st->rank == 0)
 			orp_log(atomic_exchange(&warned, 1) ? ORP_LOG_INFO : ORP_LOG_WARN,

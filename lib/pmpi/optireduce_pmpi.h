@@ -13,14 +13,24 @@
  * Environment (read once, at the first MPI_Allreduce; must be the same on
  * every rank):
  *   OPTIREDUCE_PMPI_ENABLE=0          every call goes to PMPI_Allreduce
- *   OPTIREDUCE_PMPI_BOUNDED=rules     bounded policy, grammar in policy.h, e.g.
- *                                     "float,double:>=64k"; default: none
+ *   OPTIREDUCE_PMPI_BOUNDED=rules     floating SUM calls that may run bounded
+ *       (default none).  Rules are ';'-separated, each "names[:cond]": names
+ *       from float, double, half, bfloat16, all (','-separated); cond is
+ *       >=N, >N, <=N, <N or N-M (inclusive) on the message size in bytes, N
+ *       with an optional k, m or g (x1024).  E.g. "float,double:>=64k" or
+ *       "float:<1m;double:4k-16m".  A malformed string: a warning, no bounded.
  *   OPTIREDUCE_PMPI_BOUNDED_COMMS=world|all   communicators bounded mode may
  *                                     use (default world: MPI_COMM_WORLD only)
  *   OPTIREDUCE_PMPI_THREAD_MULTIPLE=1 serve calls even when MPI provides
  *                                     MPI_THREAD_MULTIPLE (default: PMPI then)
  *   OPTIREDUCE_PMPI_STATS=1           print the counters at MPI_Finalize (rank 0)
  *   OPTIREDUCE_LOG_LEVEL=2            also prints them, plus one line per communicator
+ *
+ * Under MPI_THREAD_MULTIPLE calls go to PMPI by default: the route must be
+ * the same on every rank, and a per-communicator "busy" fallback taken on
+ * one rank only would deadlock.  With the opt-in, each communicator has its
+ * own liboptireduce context, which is safe for programs that follow MPI's
+ * rule of one collective at a time per communicator.
  */
 #ifndef OPTIREDUCE_PMPI_H
 #define OPTIREDUCE_PMPI_H

@@ -40,7 +40,7 @@ static void start(void)
 		PMPI_Query_thread(&level);
 	threads_blocked = level == MPI_THREAD_MULTIPLE && !orp_cfg.thread_multiple_ok;
 	if (threads_blocked && orp_world_rank == 0)
-		orp_log(ORP_LOG_INFO, "MPI_THREAD_MULTIPLE: every MPI_Allreduce goes to PMPI "
+		orp_log(ORP_LOG_WARN, "MPI_THREAD_MULTIPLE: every MPI_Allreduce goes to PMPI "
 		                      "(OPTIREDUCE_PMPI_THREAD_MULTIPLE=1 serves them)");
 	if (orp_comm_module_init() ||
 	    PMPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, self_delete, &self_keyval, NULL) ||

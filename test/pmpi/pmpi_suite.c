@@ -578,6 +578,8 @@ int main(int argc, char **argv)
 		printf("bounded: worst relative L2 error %.3g, %d results differing across ranks "
 		       "(reported, not judged)\n",
 		       bounded_worst_rel, bounded_diverged);
+	if (bounded_run && s.served_bounded + s.bounded_declined == 0)
+		FAIL("bounded policy set, yet no call chose bounded mode");
 	if (s.errors)
 		FAIL("%llu operations failed in liboptireduce", (unsigned long long)s.errors);
 	PMPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
