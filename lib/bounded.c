@@ -901,6 +901,21 @@ static void finish_stats(struct or_bounded *b, struct or_coll *c)
 	b->own_loss = exp ? 1.0 - (double)got / (double)exp : 0;
 }
 
+/* Give the algorithm's view back the user's buffer and retire the operation. */
+static void end_op(struct or_bounded *b, struct or_coll *c)
+{
+	struct or_bounded_op *op = c->bop;
+
+	c->rbuf = op->user_rbuf;
+	c->dtype = op->user_dtype;
+	c->count = op->user_count;
+	c->esize = optireduce_dtype_size(op->user_dtype);
+	c->bop = NULL;
+	b->op = NULL;
+	b->seq_lo = c->seq + 1;
+	free_op(op);
+}
+
 int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 {
 	struct or_bounded_op *op = c->bop;
@@ -947,30 +962,14 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 	       (unsigned long long)c->seq, phase_end_name(op->ph[0].end),
 	       phase_end_name(op->ph[1].end), (unsigned long long)op->ph[0].deadline_us,
 	       b->own_loss, b->rate_mbps, c->incast);
-	c->rbuf = op->user_rbuf;
-	c->dtype = op->user_dtype;
-	c->count = op->user_count;
-	c->esize = optireduce_dtype_size(op->user_dtype);
-	c->bop = NULL;
-	b->op = NULL;
-	b->seq_lo = c->seq + 1;
-	free_op(op);
+	end_op(b, c);
 	return ret;
 }
 
 void or_bounded_op_abort(struct or_bounded *b, struct or_coll *c)
 {
-	struct or_bounded_op *op = c->bop;
-	if (!op)
-		return;
-	c->rbuf = op->user_rbuf;
-	c->dtype = op->user_dtype;
-	c->count = op->user_count;
-	c->esize = optireduce_dtype_size(op->user_dtype);
-	c->bop = NULL;
-	b->op = NULL;
-	b->seq_lo = c->seq + 1;
-	free_op(op);
+	if (c->bop)
+		end_op(b, c);
 }
 
 /* Called by the algorithm once its regions are declared: parked packets now have a home. */
