@@ -21,7 +21,7 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "\"0-64k:tree,64k-inf:transpose\"; auto chooses by mode and size")                       \
 	X(PROVIDER, "provider", OR_PT_STRING, "", "", "",                                          \
 	  "libfabric provider of the exact (RDM) channel; empty = automatic "                      \
-	  "(shm on one host, else tcp;ofi_rxm, else net)")                                         \
+	  "(tcp;ofi_rxm, else net; shm only when named)")                                         \
 	X(BOUNDED_PROVIDER, "bounded_provider", OR_PT_STRING, "udp", "", "",                       \
 	  "libfabric provider of the bounded (DGRAM) channel")                                     \
 	X(SEGMENT_SIZE, "segment_size", OR_PT_SIZE, "512k", "4k", "1g",                            \
