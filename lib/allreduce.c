@@ -91,9 +91,22 @@ static void req_finish(optireduce_comm_t *comm, optireduce_req_t *r, int ret)
 	}
 }
 
+static void comm_lock(optireduce_comm_t *comm)
+{
+	if (comm->bounded)
+		or_bounded_lock(comm->bounded);
+}
+
+static void comm_unlock(optireduce_comm_t *comm)
+{
+	if (comm->bounded)
+		or_bounded_unlock(comm->bounded);
+}
+
 /* After a transport error nothing on this communicator can be trusted again. */
 static void fail_all(optireduce_comm_t *comm, int err)
 {
+	comm_lock(comm);
 	while (comm->head) {
 		optireduce_req_t *r = comm->head;
 		if (r->state == OR_REQ_QUEUED) {
@@ -106,9 +119,10 @@ static void fail_all(optireduce_comm_t *comm, int err)
 	}
 	comm->tail = NULL;
 	comm->failed = 1;
+	comm_unlock(comm);
 }
 
-int or_comm_progress(optireduce_comm_t *comm, int *activity)
+static int progress_locked(optireduce_comm_t *comm, int *activity)
 {
 	int ret;
 
@@ -153,11 +167,27 @@ int or_comm_progress(optireduce_comm_t *comm, int *activity)
 	return 0;
 }
 
+/* The bounded channel's progress thread stands aside while the core works on comm. */
+int or_comm_progress(optireduce_comm_t *comm, int *activity)
+{
+	int ret;
+
+	comm_lock(comm);
+	ret = progress_locked(comm, activity);
+	comm_unlock(comm);
+	return ret;
+}
+
 int or_comm_wait_activity(optireduce_comm_t *comm, int timeout_ms)
 {
-	if (comm->bounded)
-		return or_bounded_wait(comm->bounded, comm->rdm, timeout_ms);
-	return or_ofi_wait(comm->rdm, timeout_ms);
+	int ret;
+
+	if (!comm->bounded)
+		return or_ofi_wait(comm->rdm, timeout_ms);
+	comm_lock(comm);
+	ret = or_bounded_wait(comm->bounded, comm->rdm, timeout_ms);
+	comm_unlock(comm);
+	return ret;
 }
 
 int optireduce_iallreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,

@@ -6,11 +6,14 @@
  * packet, or at the deadline.  The estimator (rescaling what arrived) and the
  * Hadamard codec wrap every algorithm here, so no algorithm re-implements them.
  */
+#include <errno.h>
 #include <math.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "bounded.h"
 #include "hadamard.h"
@@ -19,7 +22,7 @@
 #include "timeout.h"
 #include "../ofi/wire.h"
 
-#define OR_RX_RING 512         /* pre-posted receive buffers */
+#define OR_RX_RING 2048        /* most pre-posted receive buffers (udp takes 1024: 1.5 MB) */
 #define OR_TX_POOL 256         /* send buffers in flight */
 #define OR_PARK_MAX 16384      /* packets kept for operations not started yet */
 #define OR_SEQ_WINDOW 64       /* how far ahead of the current operation packets are parked */
@@ -107,6 +110,7 @@ struct or_bounded {
 	size_t max_msg;
 	size_t payload;
 	struct or_rxbuf rx[OR_RX_RING];
+	size_t nrx; /* receive buffers in use: OR_RX_RING or what the endpoint accepts */
 	uint8_t *rx_mem;
 	struct or_txbuf tx[OR_TX_POOL];
 	uint8_t *tx_mem;
@@ -125,6 +129,20 @@ struct or_bounded {
 	struct or_tmo tmo;
 	uint32_t *tmo_store;
 	struct optireduce_status stats; /* packet counters between operations */
+	/*
+	 * Two locks.  lock (recursive) guards the operation state above and is held by the
+	 * core while it works on the communicator.  ofi_lock guards the endpoint (libfabric
+	 * calls, FI_THREAD_DOMAIN), the free send buffers and the ready queue: receive
+	 * buffers whose packet the progress thread reaped but nobody has handled yet.  So
+	 * the thread keeps the socket drained even while the core holds lock and sleeps.
+	 */
+	pthread_mutex_t lock;
+	pthread_mutex_t ofi_lock;
+	struct or_rxbuf *ready[OR_RX_RING];
+	size_t ready_head, ready_count;
+	pthread_t thread;
+	int thread_running;
+	volatile int thread_stop;
 };
 
 static double param_d(struct or_bounded *b, enum or_param_id id)
@@ -146,9 +164,56 @@ static uint64_t mix64(uint64_t *s)
 	return z ^ (z >> 31);
 }
 
+/* With ofi_lock held. */
 static int post_rx(struct or_bounded *b, struct or_rxbuf *r)
 {
 	return or_ofi_recv(b->ep, r->buf, b->max_msg, &r->x);
+}
+
+/* Reaps completions into the ready queue and the free send list; returns how many. */
+static int reap(struct or_bounded *b)
+{
+	int n;
+
+	pthread_mutex_lock(&b->ofi_lock);
+	n = or_ofi_poll(b->ep, 256);
+	pthread_mutex_unlock(&b->ofi_lock);
+	return n;
+}
+
+static void handle_packet(struct or_bounded *b, const uint8_t *pkt, size_t len);
+
+/* With lock held: handles the packets reaped so far and gives their buffers back. */
+static int drain_ready(struct or_bounded *b)
+{
+	int total = 0;
+
+	for (;;) {
+		struct or_rxbuf *batch[64];
+		size_t n = 0;
+
+		pthread_mutex_lock(&b->ofi_lock);
+		while (n < 64 && b->ready_count) {
+			batch[n++] = b->ready[b->ready_head];
+			b->ready_head = (b->ready_head + 1) % b->nrx;
+			b->ready_count--;
+		}
+		pthread_mutex_unlock(&b->ofi_lock);
+		if (!n)
+			return total;
+		for (size_t i = 0; i < n; i++) {
+			struct or_rxbuf *r = batch[i];
+			if (!r->x.error)
+				handle_packet(b, r->buf, r->x.len);
+			else if (r->x.error != -OPTIREDUCE_ECANCELED)
+				b->stats.packets_invalid++;
+		}
+		pthread_mutex_lock(&b->ofi_lock);
+		for (size_t i = 0; i < n; i++)
+			post_rx(b, batch[i]); /* a failure here only shrinks the ring */
+		pthread_mutex_unlock(&b->ofi_lock);
+		total += (int)n;
+	}
 }
 
 static void on_rx(or_xfer_t *x, void *arg);
@@ -163,10 +228,21 @@ int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bou
 
 	if (!b)
 		return -OPTIREDUCE_ENOMEM;
+	{
+		/* recursive: the core's error path re-enters while it holds the lock */
+		pthread_mutexattr_t a;
+		pthread_mutexattr_init(&a);
+		pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+		pthread_mutex_init(&b->lock, &a);
+		pthread_mutexattr_destroy(&a);
+		pthread_mutex_init(&b->ofi_lock, NULL);
+	}
 	b->comm = comm;
 	ret = or_ofi_open(OR_OFI_DGRAM, or_param_str(&comm->params, OR_P_BOUNDED_PROVIDER),
 			  same_host, &b->ep);
 	if (ret) {
+		pthread_mutex_destroy(&b->lock);
+		pthread_mutex_destroy(&b->ofi_lock);
 		free(b);
 		return ret;
 	}
@@ -182,7 +258,10 @@ int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bou
 		or_bounded_destroy(b);
 		return -OPTIREDUCE_EMSGSIZE;
 	}
-	b->rx_mem = malloc(OR_RX_RING * b->max_msg);
+	b->nrx = or_ofi_rx_depth(b->ep);
+	if (b->nrx == 0 || b->nrx > OR_RX_RING)
+		b->nrx = OR_RX_RING;
+	b->rx_mem = malloc(b->nrx * b->max_msg);
 	b->tx_mem = malloc(OR_TX_POOL * b->max_msg);
 	b->park = calloc(OR_PARK_MAX, sizeof(*b->park));
 	if (!b->rx_mem || !b->tx_mem || !b->park) {
@@ -237,6 +316,10 @@ void or_bounded_destroy(struct or_bounded *b)
 {
 	if (!b)
 		return;
+	if (b->thread_running) {
+		b->thread_stop = 1;
+		pthread_join(b->thread, NULL);
+	}
 	or_ofi_close(b->ep);
 	for (size_t i = 0; i < b->nparked; i++)
 		free(b->park[i].data);
@@ -244,6 +327,8 @@ void or_bounded_destroy(struct or_bounded *b)
 	free(b->rx_mem);
 	free(b->tx_mem);
 	free(b->tmo_store);
+	pthread_mutex_destroy(&b->lock);
+	pthread_mutex_destroy(&b->ofi_lock);
 	free(b);
 }
 
@@ -257,16 +342,70 @@ int or_bounded_getname(struct or_bounded *b, void *buf, size_t *len)
 	return or_ofi_getname(b->ep, buf, len);
 }
 
+void or_bounded_lock(struct or_bounded *b)
+{
+	pthread_mutex_lock(&b->lock);
+}
+
+void or_bounded_unlock(struct or_bounded *b)
+{
+	pthread_mutex_unlock(&b->lock);
+}
+
+static void sleep_us(long us)
+{
+	struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/*
+ * A socket buffer holds well under a millisecond of datagrams at the rates peers send,
+ * and a rank that computes between two allreduces, enters one late, or is descheduled
+ * does not read it: without this thread those datagrams are lost in the kernel.  It
+ * moves datagrams into the receive ring's ready queue at any time, parks them when the
+ * application is outside the library, and backs off to progress_idle_us when quiet.
+ */
+static void *progress_thread(void *arg)
+{
+	struct or_bounded *b = arg;
+	long idle_max = (long)param_i(b, OR_P_PROGRESS_IDLE_US), idle = 10;
+
+	while (!b->thread_stop) {
+		int n = reap(b);
+		/* Outside the library nobody handles packets: park them here, freeing buffers. */
+		if (pthread_mutex_trylock(&b->lock) == 0) {
+			drain_ready(b);
+			pthread_mutex_unlock(&b->lock);
+		}
+		if (n > 0) {
+			idle = 10;
+			continue;
+		}
+		sleep_us(idle);
+		if (idle < idle_max)
+			idle = idle * 2 < idle_max ? idle * 2 : idle_max;
+	}
+	return NULL;
+}
+
 int or_bounded_connect(struct or_bounded *b, const void *names, size_t stride)
 {
 	int ret = or_ofi_av_insert(b->ep, names, stride, b->comm->size);
 
-	for (size_t i = 0; i < OR_RX_RING && !ret; i++) {
+	for (size_t i = 0; i < b->nrx && !ret; i++) {
 		b->rx[i].b = b;
 		b->rx[i].buf = b->rx_mem + i * b->max_msg;
 		b->rx[i].x.cb = on_rx;
 		b->rx[i].x.cb_arg = &b->rx[i];
 		ret = post_rx(b, &b->rx[i]);
+	}
+	if (!ret && param_i(b, OR_P_PROGRESS_THREAD) && b->comm->size > 1) {
+		if (pthread_create(&b->thread, NULL, progress_thread, b) == 0)
+			b->thread_running = 1;
+		else
+			or_log(OR_LOG_WARN, "no progress thread: datagrams that arrive while the "
+					    "application computes may be lost");
 	}
 	return ret;
 }
@@ -381,17 +520,15 @@ static void handle_packet(struct or_bounded *b, const uint8_t *pkt, size_t len)
 	deliver(b, &h, pkt + OR_WIRE_HDR_SIZE);
 }
 
+/* Under ofi_lock, from whichever thread reaped it: handled later, under lock. */
 static void on_rx(or_xfer_t *x, void *arg)
 {
 	struct or_rxbuf *r = arg;
 	struct or_bounded *b = r->b;
 
 	(void)x;
-	if (!r->x.error)
-		handle_packet(b, r->buf, r->x.len);
-	else if (r->x.error != -OPTIREDUCE_ECANCELED)
-		b->stats.packets_invalid++;
-	post_rx(b, r); /* a failure here only shrinks the ring */
+	b->ready[(b->ready_head + b->ready_count) % b->nrx] = r;
+	b->ready_count++; /* cannot overflow: one slot per receive buffer */
 }
 
 static void on_tx(or_xfer_t *x, void *arg)
@@ -440,7 +577,7 @@ static int send_one(struct or_bounded *b, struct or_phase *ph, unsigned step, ui
 {
 	struct or_bounded_op *op = b->op;
 	struct or_wire_hdr h = {0};
-	struct or_txbuf *t = b->tx_free;
+	struct or_txbuf *t;
 	/* One extra copy of the last packet: early timeout waits for LAST from every sender. */
 	size_t nth = o->next < o->npkts ? o->next : o->npkts - 1;
 	size_t idx = (nth * o->stride) % o->npkts;
@@ -449,7 +586,7 @@ static int send_one(struct or_bounded *b, struct or_phase *ph, unsigned step, ui
 	int ret;
 
 	(void)ph;
-	if (!t || b->tokens < (double)(len + OR_WIRE_HDR_SIZE))
+	if (b->tokens < (double)(len + OR_WIRE_HDR_SIZE))
 		return 0;
 	h.magic = OR_WIRE_MAGIC;
 	h.version = OR_WIRE_VERSION;
@@ -472,15 +609,23 @@ static int send_one(struct or_bounded *b, struct or_phase *ph, unsigned step, ui
 		b->stats.packets_sent++;
 		return 1;
 	}
+	pthread_mutex_lock(&b->ofi_lock);
+	t = b->tx_free;
+	if (!t) {
+		pthread_mutex_unlock(&b->ofi_lock);
+		return 0;
+	}
+	b->tx_free = t->next;
 	or_wire_encode(&h, t->buf, b->max_msg);
 	memcpy(t->buf + OR_WIRE_HDR_SIZE, o->buf + off, len);
-	b->tx_free = t->next;
 	ret = or_ofi_send(b->ep, peer, t->buf, len + OR_WIRE_HDR_SIZE, &t->x);
 	if (ret) {
 		t->next = b->tx_free;
 		b->tx_free = t;
-		return ret == -OPTIREDUCE_EAGAIN ? 0 : ret;
 	}
+	pthread_mutex_unlock(&b->ofi_lock);
+	if (ret)
+		return ret == -OPTIREDUCE_EAGAIN ? 0 : ret;
 	o->next++;
 	b->tokens -= (double)(len + OR_WIRE_HDR_SIZE);
 	b->stats.packets_sent++;
@@ -607,9 +752,11 @@ int or_bop_phase_begin(struct or_coll *c, unsigned phase)
 	ph = &c->bop->ph[phase];
 	ph->begun = 1;
 	ph->start_us = or_now_us();
-	/* A fixed timeout set after creation (optireduce_comm_set_param) wins over the controller. */
-	deadline = param_i(b, OR_P_TIMEOUT_US) > 0 ? (uint64_t)param_i(b, OR_P_TIMEOUT_US)
-						   : or_tmo_deadline(&b->tmo, c->count * c->esize);
+	/* Always asked: it also refreshes the quiet time of early timeout.  A fixed timeout set
+	 * after creation (optireduce_comm_set_param) then wins over its deadline. */
+	deadline = or_tmo_deadline(&b->tmo, c->count * c->esize);
+	if (param_i(b, OR_P_TIMEOUT_US) > 0)
+		deadline = (uint64_t)param_i(b, OR_P_TIMEOUT_US);
 	ph->deadline_us = deadline;
 	c->status->deadline_us[phase] = deadline;
 	ph->incast = c->incast ? c->incast : 1;
@@ -980,10 +1127,11 @@ void or_bop_regions_ready(struct or_coll *c)
 
 int or_bounded_poll(struct or_bounded *b)
 {
-	int ret = or_ofi_poll(b->ep, 256), r2;
+	int ret = reap(b), r2;
 
 	if (ret < 0)
 		return ret;
+	ret += drain_ready(b);
 	if (b->op) {
 		for (unsigned p = 0; p < OR_MAX_PHASES; p++)
 			if (b->op->ph[p].begun && !b->op->ph[p].closed &&
@@ -1009,7 +1157,13 @@ int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms)
 	for (unsigned p = 0; p < OR_MAX_PHASES; p++)
 		if (op->ph[p].begun && !op->ph[p].closed && op->ph[p].group < op->ph[p].norder) {
 			sched_yield();
-			return or_ofi_poll(b->ep, 256);
+			return reap(b);
 		}
-	return or_ofi_wait(b->ep, 1);
+	{
+		int ret;
+		pthread_mutex_lock(&b->ofi_lock);
+		ret = b->ready_count ? 1 : or_ofi_wait(b->ep, 1);
+		pthread_mutex_unlock(&b->ofi_lock);
+		return ret;
+	}
 }

@@ -24,6 +24,13 @@ int or_bounded_poll(struct or_bounded *b);
 /* Sleep until either channel has activity or timeout_ms passes. */
 int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms);
 
+/*
+ * The progress thread drains the socket only while the application is outside the
+ * library; the core holds this lock for as long as it works on the communicator.
+ */
+void or_bounded_lock(struct or_bounded *b);
+void or_bounded_unlock(struct or_bounded *b);
+
 /* Around one operation on the bounded channel: prepare (encode), then finish (rescale, decode). */
 int or_bounded_op_start(struct or_bounded *b, struct or_coll *c);
 int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c);

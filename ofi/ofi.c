@@ -286,6 +286,11 @@ size_t or_ofi_max_msg(const struct or_ofi *o)
 	return o->info->ep_attr->max_msg_size;
 }
 
+size_t or_ofi_rx_depth(const struct or_ofi *o)
+{
+	return o->info->rx_attr ? o->info->rx_attr->size : 0;
+}
+
 size_t or_ofi_inject_size(const struct or_ofi *o)
 {
 	return o->info->tx_attr->inject_size;
@@ -411,9 +416,9 @@ int or_ofi_poll(struct or_ofi *o, int max)
 		}
 		if (n < 0)
 			return fi_to_or((int)n);
+		/* No early exit on a short batch: udp reads one datagram per fi_cq_read, so only
+		 * -FI_EAGAIN says the socket is empty. */
 		total += consume(e, n);
-		if ((size_t)n < want)
-			break;
 	}
 	return total;
 }

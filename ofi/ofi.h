@@ -43,6 +43,8 @@ int or_ofi_open(enum or_ofi_kind kind, const char *provider, int same_host, stru
 void or_ofi_close(struct or_ofi *o);
 const char *or_ofi_provider_name(const struct or_ofi *o);
 size_t or_ofi_max_msg(const struct or_ofi *o);
+/* How many receives the endpoint accepts posted at once (0: the provider does not say). */
+size_t or_ofi_rx_depth(const struct or_ofi *o);
 /* Largest message sent without a copy into the provider (fi_inject). */
 size_t or_ofi_inject_size(const struct or_ofi *o);
 
