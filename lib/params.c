@@ -200,6 +200,8 @@ int or_params_set(struct or_params *p, const char *name, const char *value,
 		return i;
 	if (!value || parse_value(&defs[i], value, &v))
 		return -OPTIREDUCE_EINVAL;
+	if (i == OR_P_ALGORITHM && or_tune_valid(value))
+		return -OPTIREDUCE_EINVAL;
 	v.source = source;
 	p->v[i] = v;
 	return 0;

@@ -18,7 +18,10 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "MPI_Allreduce) or bounded (deadline-bounded over datagrams, lost data estimated)")      \
 	X(ALGORITHM, "algorithm", OR_PT_STRING, "auto", "", "",                                    \
 	  "Algorithm name, or a tune string of byte ranges like "                                  \
-	  "\"0-64k:tree,64k-inf:transpose\"; auto chooses by mode and size")                       \
+	  "\"0-32k:recursive_doubling,32k-inf:ring\"; auto chooses by mode and size")              \
+	X(SMALL_MSG_THRESHOLD, "small_msg_threshold", OR_PT_SIZE, "32k", "0", "1g",                \
+	  "Exact mode, algorithm auto: messages below this many bytes use recursive "              \
+	  "doubling, larger ones ring; 0 = always ring")                                           \
 	X(PROVIDER, "provider", OR_PT_STRING, "", "", "",                                          \
 	  "libfabric provider of the exact (RDM) channel; empty = automatic "                      \
 	  "(tcp;ofi_rxm, else net; shm only when named)")                                         \
@@ -88,6 +91,8 @@ int or_params_set(struct or_params *p, const char *name, const char *value,
 int or_params_find(const char *name);
 /* Parse "64k", "1m", "2g", "inf"; returns 0 or -EINVAL. */
 int or_parse_size(const char *s, uint64_t *out);
+/* The algorithm parameter names known algorithms (lib/select.c): 0 or -EINVAL. */
+int or_tune_valid(const char *tune);
 
 static inline int64_t or_param_int(const struct or_params *p, enum or_param_id id)
 {
