@@ -18,9 +18,9 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "MPI_Allreduce) or bounded (deadline-bounded over datagrams, lost data estimated)")      \
 	X(ALGORITHM, "algorithm", OR_PT_STRING, "auto", "", "",                                    \
 	  "Algorithm name, or a tune string of byte ranges like "                                  \
-	  "\"0-32k:recursive_doubling,32k-inf:ring\"; auto chooses by mode and size")              \
-	X(SMALL_MSG_THRESHOLD, "small_msg_threshold", OR_PT_SIZE, "32k", "0", "1g",                \
-	  "Exact mode, algorithm auto: messages below this many bytes use recursive "              \
+	  "\"0-16k:recursive_doubling,16k-inf:ring\"; auto chooses by mode and size")              \
+	X(SMALL_MSG_THRESHOLD, "small_msg_threshold", OR_PT_SIZE, "16k", "0", "1g",                \
+	  "Exact mode, algorithm auto: messages of at most this many bytes use recursive "         \
 	  "doubling, larger ones ring; 0 = always ring")                                           \
 	X(PROVIDER, "provider", OR_PT_STRING, "", "", "",                                          \
 	  "libfabric provider of the exact (RDM) channel; empty = automatic "                      \

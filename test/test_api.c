@@ -82,7 +82,7 @@ static void test_params(optireduce_ctx_t *ctx, optireduce_comm_t *comm)
 	CHECK(strcmp(v, "auto") == 0);
 	CHECK(optireduce_comm_set_param(comm, "algorithm", "Recursive_Doubling") == 0);
 	CHECK(optireduce_comm_set_param(comm, "algorithm",
-					"0-32k:recursive_doubling,32k-inf:ring") == 0);
+					"0-16k:recursive_doubling,16k-inf:ring") == 0);
 	CHECK(optireduce_comm_set_param(comm, "algorithm", "auto") == 0);
 	CHECK(optireduce_comm_set_param(comm, "small_msg_threshold", "64k") == 0);
 	CHECK(optireduce_comm_set_param(comm, "small_msg_threshold", "-1") == -OPTIREDUCE_EINVAL);
@@ -149,17 +149,17 @@ static int ran(optireduce_comm_t *comm, const char *param, const char *value)
 	return r[0] == 1 && r[3] == 4 ? st.algorithm : -4;
 }
 
-/* Exact auto: recursive doubling below small_msg_threshold, ring from it on. */
+/* Exact auto: recursive doubling up to small_msg_threshold bytes, ring above. */
 static void test_select(optireduce_comm_t *comm)
 {
 	int rd = alg_id("recursive_doubling"), ring = alg_id("ring");
 
 	CHECK(rd >= 0 && ring >= 0);
 	CHECK(ran(comm, "algorithm", "auto") == rd);
-	CHECK(ran(comm, "small_msg_threshold", "17") == rd);
-	CHECK(ran(comm, "small_msg_threshold", "16") == ring);
+	CHECK(ran(comm, "small_msg_threshold", "16") == rd);
+	CHECK(ran(comm, "small_msg_threshold", "15") == ring);
 	CHECK(ran(comm, "small_msg_threshold", "0") == ring);
-	CHECK(ran(comm, "small_msg_threshold", "32k") == rd);
+	CHECK(ran(comm, "small_msg_threshold", "16k") == rd);
 	CHECK(ran(comm, "algorithm", "ring") == ring);
 	CHECK(ran(comm, "algorithm", "0-16:ring,16-inf:recursive_doubling") == rd);
 	CHECK(ran(comm, "algorithm", "auto") == rd);
