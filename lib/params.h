@@ -33,7 +33,8 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	X(PEER_TIMEOUT_MS, "peer_timeout_ms", OR_PT_INT, "60000", "1", "86400000",                 \
 	  "Exact mode: fail with ETIMEDOUT when no peer makes progress for this long")             \
 	X(SPIN_US, "spin_us", OR_PT_INT, "100", "0", "1000000",                                    \
-	  "Busy-poll this long before sleeping in the kernel while waiting")                       \
+	  "Busy-poll this long, yielding the CPU on each idle pass, before sleeping in the "       \
+	  "kernel while waiting")                                                                  \
 	X(LOG_LEVEL, "log_level", OR_PT_INT, "1", "0", "5",                                        \
 	  "0 none, 1 errors and warnings, 2 info, 3 debug, 4 trace, 5 packet trace")               \
 	X(TIMEOUT_US, "timeout_us", OR_PT_INT, "0", "0", "600000000",                              \
