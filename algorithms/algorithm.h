@@ -31,5 +31,6 @@ const struct or_alg *or_alg_by_name(const char *name);
 
 extern const struct or_alg or_alg_ring;
 extern const struct or_alg or_alg_transpose;
+extern const struct or_alg or_alg_recursive_doubling;
 
 #endif /* OR_ALGORITHM_H */

@@ -3,6 +3,7 @@
  * engine.  Operations on one communicator run one at a time in start order,
  * which every rank shares, so tags and sequence numbers agree everywhere.
  */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -292,7 +293,11 @@ int optireduce_wait(optireduce_req_t *req, struct optireduce_status *status)
 			idle_since = or_now_us();
 			continue;
 		}
-		/* Spin briefly for latency, then let the kernel wake us: ranks may outnumber cores. */
+		/*
+		 * Spin briefly for latency, then let the kernel wake us.  Ranks may outnumber
+		 * cores, and then the peer we wait for may need this very core: yield it on
+		 * every idle pass (a no-op when nothing else is runnable).
+		 */
 		if (or_now_us() - idle_since >
 		    (double)or_param_int(&comm->params, OR_P_SPIN_US)) {
 			ret = or_comm_wait_activity(comm, 1);
@@ -300,6 +305,8 @@ int optireduce_wait(optireduce_req_t *req, struct optireduce_status *status)
 				fail_all(comm, ret);
 				break;
 			}
+		} else {
+			sched_yield();
 		}
 	}
 	ret = req->error;

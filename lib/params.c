@@ -186,7 +186,8 @@ void or_params_init(struct or_params *p)
 			continue;
 		if (or_params_set(p, defs[i].name, e, OPTIREDUCE_PARAM_ENV))
 			or_log(OR_LOG_WARN, "ignoring %s=\"%s\": not a valid %s", env, e,
-			       type_names[defs[i].type]);
+			       i == OR_P_ALGORITHM ? "algorithm name or tune string"
+						   : type_names[defs[i].type]);
 	}
 }
 
@@ -199,6 +200,8 @@ int or_params_set(struct or_params *p, const char *name, const char *value,
 	if (i < 0)
 		return i;
 	if (!value || parse_value(&defs[i], value, &v))
+		return -OPTIREDUCE_EINVAL;
+	if (i == OR_P_ALGORITHM && or_tune_valid(value))
 		return -OPTIREDUCE_EINVAL;
 	v.source = source;
 	p->v[i] = v;

@@ -18,7 +18,10 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "MPI_Allreduce) or bounded (deadline-bounded over datagrams, lost data estimated)")      \
 	X(ALGORITHM, "algorithm", OR_PT_STRING, "auto", "", "",                                    \
 	  "Algorithm name, or a tune string of byte ranges like "                                  \
-	  "\"0-64k:tree,64k-inf:transpose\"; auto chooses by mode and size")                       \
+	  "\"0-16k:recursive_doubling,16k-inf:ring\"; auto chooses by mode and size")              \
+	X(SMALL_MSG_THRESHOLD, "small_msg_threshold", OR_PT_SIZE, "16k", "0", "1g",                \
+	  "Exact mode, algorithm auto: messages of at most this many bytes use recursive "         \
+	  "doubling, larger ones ring; 0 = always ring")                                           \
 	X(PROVIDER, "provider", OR_PT_STRING, "", "", "",                                          \
 	  "libfabric provider of the exact (RDM) channel; empty = automatic "                      \
 	  "(tcp;ofi_rxm, else net; shm only when named)")                                         \
@@ -30,7 +33,8 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	X(PEER_TIMEOUT_MS, "peer_timeout_ms", OR_PT_INT, "60000", "1", "86400000",                 \
 	  "Exact mode: fail with ETIMEDOUT when no peer makes progress for this long")             \
 	X(SPIN_US, "spin_us", OR_PT_INT, "100", "0", "1000000",                                    \
-	  "Busy-poll this long before sleeping in the kernel while waiting")                       \
+	  "Busy-poll this long, yielding the CPU on each idle pass, before sleeping in the "       \
+	  "kernel while waiting")                                                                  \
 	X(LOG_LEVEL, "log_level", OR_PT_INT, "1", "0", "5",                                        \
 	  "0 none, 1 errors and warnings, 2 info, 3 debug, 4 trace, 5 packet trace")               \
 	X(TIMEOUT_US, "timeout_us", OR_PT_INT, "0", "0", "600000000",                              \
@@ -94,6 +98,8 @@ int or_params_set(struct or_params *p, const char *name, const char *value,
 int or_params_find(const char *name);
 /* Parse "64k", "1m", "2g", "inf"; returns 0 or -EINVAL. */
 int or_parse_size(const char *s, uint64_t *out);
+/* The algorithm parameter names known algorithms (lib/select.c): 0 or -EINVAL. */
+int or_tune_valid(const char *tune);
 
 static inline int64_t or_param_int(const struct or_params *p, enum or_param_id id)
 {

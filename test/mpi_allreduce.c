@@ -6,7 +6,10 @@
  * 2 N eps sum|x_i| (one rounding per reduction step, half types rounding
  * each step too); every rank must hold a bit-identical result.
  *
- *   mpi_allreduce [-q]     -q: skip the two large counts
+ *   mpi_allreduce [-q] [-a NAME]
+ *     -q: skip the two large counts
+ *     -a: run every case with algorithm NAME (parameter "algorithm"), and check
+ *         each operation's status says it ran
  */
 #include <math.h>
 #include <stdio.h>
@@ -19,6 +22,7 @@
 #include "optireduce_mpi.h"
 
 static int rank, nranks, failures;
+static int want_alg = -1; /* -a: the algorithm every operation must report */
 
 /* Small values so integer sums and products stay in range of every type. */
 static double input(int r, size_t i, enum optireduce_dtype dt, enum optireduce_op op)
@@ -156,6 +160,12 @@ static void run_case(optireduce_comm_t *comm, enum optireduce_dtype dt, enum opt
 		failures++;
 		goto out;
 	}
+	if (want_alg >= 0 && st.algorithm != want_alg) {
+		fprintf(stderr, "rank %d: %s %s count %zu ran algorithm %d, not %d\n", rank,
+			optireduce_dtype_name(dt), optireduce_op_name(op), count, st.algorithm,
+			want_alg);
+		failures++;
+	}
 	for (size_t i = 0; i < count; i++) {
 		double tol = ref_tol[i % PERIOD], want = ref_val[i % PERIOD];
 		double got = load(rbuf, i, dt);
@@ -192,22 +202,42 @@ int main(int argc, char **argv)
 {
 	optireduce_ctx_t *ctx;
 	optireduce_comm_t *comm;
-	int quick = argc > 1 && strcmp(argv[1], "-q") == 0, total;
+	const char *alg = NULL;
+	int quick = 0, total;
 	int ret;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "-q") == 0) {
+			quick = 1;
+		} else if (strcmp(argv[i], "-a") == 0 && i + 1 < argc) {
+			alg = argv[++i];
+		} else {
+			if (rank == 0)
+				fprintf(stderr, "usage: mpi_allreduce [-q] [-a ALGORITHM]\n");
+			MPI_Abort(MPI_COMM_WORLD, 2);
+		}
+	}
 	ret = optireduce_init(OPTIREDUCE_API_VERSION, &ctx);
 	if (!ret)
 		ret = optireduce_comm_from_mpi(ctx, MPI_COMM_WORLD, &comm);
+	if (!ret && alg) {
+		ret = optireduce_comm_set_param(comm, "algorithm", alg);
+		while (optireduce_algorithm_name(++want_alg) &&
+		       strcmp(optireduce_algorithm_name(want_alg), alg) != 0)
+			;
+		if (!ret && !optireduce_algorithm_name(want_alg))
+			ret = -OPTIREDUCE_EINVAL;
+	}
 	if (ret) {
 		fprintf(stderr, "rank %d: setup failed: %s\n", rank, optireduce_strerror(ret));
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	if (rank == 0)
-		printf("%d ranks, provider %s\n", nranks,
-		       optireduce_comm_provider(comm, OPTIREDUCE_MODE_EXACT));
+		printf("%d ranks, provider %s, algorithm %s\n", nranks,
+		       optireduce_comm_provider(comm, OPTIREDUCE_MODE_EXACT), alg ? alg : "auto");
 	for (int dt = 0; dt < OPTIREDUCE_DTYPE_COUNT; dt++) {
 		size_t es = optireduce_dtype_size(dt);
 		size_t counts[] = {0, 1, (size_t)nranks - 1, (size_t)nranks + 1, 1000003,

@@ -70,6 +70,22 @@ static void test_params(optireduce_ctx_t *ctx, optireduce_comm_t *comm)
 	      -OPTIREDUCE_EOVERFLOW);
 	CHECK(optireduce_ctx_set_param(ctx, "mode", "sideways") == -OPTIREDUCE_EINVAL);
 	CHECK(optireduce_ctx_set_param(ctx, "spin_us", "10") == 0);
+	/* Algorithm names and tune strings are checked when set, not silently ignored later. */
+	CHECK(optireduce_comm_set_param(comm, "algorithm", "nosuch") == -OPTIREDUCE_EINVAL);
+	CHECK(optireduce_ctx_set_param(ctx, "algorithm", "nosuch") == -OPTIREDUCE_EINVAL);
+	CHECK(optireduce_comm_set_param(comm, "algorithm", "0-32k:nosuch,32k-inf:ring") ==
+	      -OPTIREDUCE_EINVAL);
+	CHECK(optireduce_comm_set_param(comm, "algorithm", "x-32k:ring") == -OPTIREDUCE_EINVAL);
+	CHECK(optireduce_comm_set_param(comm, "algorithm", "32k-0:ring") == -OPTIREDUCE_EINVAL);
+	CHECK(optireduce_comm_set_param(comm, "algorithm", "0-32k:") == -OPTIREDUCE_EINVAL);
+	CHECK(optireduce_comm_get_param(comm, "algorithm", v, sizeof(v), &src) == 0);
+	CHECK(strcmp(v, "auto") == 0);
+	CHECK(optireduce_comm_set_param(comm, "algorithm", "Recursive_Doubling") == 0);
+	CHECK(optireduce_comm_set_param(comm, "algorithm",
+					"0-16k:recursive_doubling,16k-inf:ring") == 0);
+	CHECK(optireduce_comm_set_param(comm, "algorithm", "auto") == 0);
+	CHECK(optireduce_comm_set_param(comm, "small_msg_threshold", "64k") == 0);
+	CHECK(optireduce_comm_set_param(comm, "small_msg_threshold", "-1") == -OPTIREDUCE_EINVAL);
 	CHECK(optireduce_param_info(0, &pi) == 0 && pi.name && pi.desc);
 	CHECK(optireduce_param_info(-1, &pi) == -OPTIREDUCE_ENOPARAM);
 	CHECK(optireduce_param_info(10000, &pi) == -OPTIREDUCE_ENOPARAM);
@@ -112,6 +128,43 @@ static void test_bad_args(optireduce_comm_t *comm)
 	CHECK(r[0] == 1 && r[3] == 4);
 }
 
+static int alg_id(const char *name)
+{
+	for (int i = 0; optireduce_algorithm_name(i); i++)
+		if (strcmp(optireduce_algorithm_name(i), name) == 0)
+			return i;
+	return -1;
+}
+
+/* The algorithm each 16-byte operation reports, under a given parameter setting. */
+static int ran(optireduce_comm_t *comm, const char *param, const char *value)
+{
+	float s[4] = {1, 2, 3, 4}, r[4];
+	struct optireduce_status st;
+
+	if (optireduce_comm_set_param(comm, param, value))
+		return -2;
+	if (optireduce_allreduce(comm, s, r, 4, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM, &st))
+		return -3;
+	return r[0] == 1 && r[3] == 4 ? st.algorithm : -4;
+}
+
+/* Exact auto: recursive doubling up to small_msg_threshold bytes, ring above. */
+static void test_select(optireduce_comm_t *comm)
+{
+	int rd = alg_id("recursive_doubling"), ring = alg_id("ring");
+
+	CHECK(rd >= 0 && ring >= 0);
+	CHECK(ran(comm, "algorithm", "auto") == rd);
+	CHECK(ran(comm, "small_msg_threshold", "16") == rd);
+	CHECK(ran(comm, "small_msg_threshold", "15") == ring);
+	CHECK(ran(comm, "small_msg_threshold", "0") == ring);
+	CHECK(ran(comm, "small_msg_threshold", "16k") == rd);
+	CHECK(ran(comm, "algorithm", "ring") == ring);
+	CHECK(ran(comm, "algorithm", "0-16:ring,16-inf:recursive_doubling") == rd);
+	CHECK(ran(comm, "algorithm", "auto") == rd);
+}
+
 int main(void)
 {
 	optireduce_ctx_t *ctx, *ctx2;
@@ -147,6 +200,7 @@ int main(void)
 	CHECK(optireduce_finalize(ctx) == -OPTIREDUCE_EBUSY);
 	test_params(ctx, comm);
 	test_bad_args(comm);
+	test_select(comm);
 	/* A communicator belongs to its context: another context's finalize is not blocked by it. */
 	CHECK(optireduce_init(OPTIREDUCE_API_VERSION, &ctx2) == 0);
 	CHECK(optireduce_finalize(ctx2) == 0);

@@ -62,7 +62,7 @@ static void print_params(optireduce_ctx_t *ctx)
 		enum optireduce_param_source s = OPTIREDUCE_PARAM_DEFAULT;
 		if (comm)
 			optireduce_comm_get_param(comm, pi.name, val, sizeof(val), &s);
-		printf("  %-18s %-7s = %-12s [%s] (default %s)\n      %s\n", pi.name, pi.type,
+		printf("  %-19s %-7s = %-12s [%s] (default %s)\n      %s\n", pi.name, pi.type,
 		       *val ? val : "\"\"", src[s], *pi.defval ? pi.defval : "\"\"", pi.desc);
 	}
 	if (comm)
@@ -108,9 +108,14 @@ int main(int argc, char **argv)
 		optireduce_providers(OPTIREDUCE_MODE_BOUNDED, print_provider, NULL);
 	}
 	if (all || a) {
+		int w = 0;
 		printf("Algorithms:\n");
+		/* Names vary in length: align the descriptions on the longest. */
 		for (int i = 0; optireduce_algorithm_name(i); i++)
-			printf("  %d %-10s %s\n", i, optireduce_algorithm_name(i),
+			if ((int)strlen(optireduce_algorithm_name(i)) > w)
+				w = (int)strlen(optireduce_algorithm_name(i));
+		for (int i = 0; optireduce_algorithm_name(i); i++)
+			printf("  %d %-*s %s\n", i, w, optireduce_algorithm_name(i),
 			       optireduce_algorithm_desc(i));
 	}
 	if (all || p)
