@@ -412,8 +412,8 @@ int or_ofi_poll(struct or_ofi *o, int max)
 		if (n < 0)
 			return fi_to_or((int)n);
 		total += consume(e, n);
-		if ((size_t)n < want)
-			break;
+		/* No early exit on a short batch: the udp provider receives one datagram per
+		 * fi_cq_read, so only -FI_EAGAIN says the socket is drained. */
 	}
 	return total;
 }
