@@ -13,9 +13,10 @@
  *    shorter than a header, empty, longer than announced, larger than the receive buffer
  *    (3000 and 9000 bytes: the udp provider truncates them), random garbage, and sequence
  *    numbers beyond the window;
- *  - duplicates: byte-exact copies of what each peer sends this rank in phase 1 (the test
- *    encodes the peer's contribution with the same Hadamard signs), so whichever copy comes
- *    first, the data is right;
+ *  - duplicates: copies of what each peer sends this rank in phase 1, payload and LAST flag
+ *    exact (the test encodes the peer's contribution with the same Hadamard signs), so
+ *    whichever copy comes first, the data is right (a copy that differs only by a missing
+ *    LAST flag exposes a bug: see --stolen-last);
  *  - stale: well-formed packets of operations that already finished;
  *  - early: a packet of the next operation, which is parked now and, because its offset is
  *    out of range, rejected when that operation replays it.
@@ -29,7 +30,8 @@
  *
  * Assertions, on every rank:
  *  - the operation succeeds and, when no real data was lost anywhere (elements_received ==
- *    elements_expected on every rank), equals the exact sum within float tolerance;
+ *    elements_expected on every rank), equals the exact sum within float tolerance and both
+ *    phases end because all data arrived (not at the deadline);
  *  - packets_invalid == the forged packets sent, less any datagrams the kernel dropped at this
  *    socket (the "drops" column of /proc/net/udp, read before and after);
  *  - packets_stale + packets_duplicate >= the stale and duplicate packets sent (a duplicate

@@ -26,12 +26,16 @@
  *     return within d0 + d1 + SLACK_US, both phases at the deadline, with the absent rank's
  *     contributions (4 blocks) and shard (4 fallback blocks) missing and the predicted values.
  *
- * Real loss on a loaded host can hide more than the straggler's data.  Statuses tell: if any
- * rank lost data that the straggler or the absent rank does not explain, the run is repeated,
- * at most 3 times; the third disturbed run fails.  Timing and every other assertion are never
- * relaxed.
+ * A loaded host can hide more than the straggler's data: a rank descheduled past a deadline
+ * loses its own contributions too.  Statuses tell: if any rank lost data that the straggler
+ * or the absent rank does not explain, the run is not judged but repeated, at most 3 times;
+ * the third disturbed run fails.  In a run that is judged, nothing is relaxed.
  *
- *   mpi_straggler
+ *   mpi_straggler [--strict-counters]
+ *
+ * --strict-counters also requires the straggler's status to count the packets it found
+ * parked (packets_parked > 0).  It does not today: or_bounded_op_start (lib/bounded.c) zeroes
+ * the counters after the first poll has parked them, so this mode is in XFAIL_TESTS.
  */
 #include <math.h>
 #include <signal.h>
@@ -53,7 +57,7 @@
 #define ATTEMPTS 3
 #define STRAGGLER 1
 
-static int rank, nranks, failures;
+static int rank, nranks, failures, strict_counters;
 
 #define FAIL(...)                                                                             \
 	do {                                                                                  \
@@ -145,11 +149,12 @@ static int cmp_double(const void *a, const void *b)
 static void print_status(const char *what, const struct optireduce_status *st, double wall_us,
 			 double err)
 {
-	printf("rank %d %s: wall %.0f us (elapsed %.0f, deadlines %llu+%llu), err %.3g, "
+	printf("rank %d %s: wall %.0f us (elapsed %.0f, deadlines %llu+%llu, over %.0f), err %.3g, "
 	       "elements %llu/%llu %llu/%llu, contributions missing %llu/%llu, fallback %llu, "
 	       "end %d/%d, packets received %llu stale %llu parked %llu\n",
 	       rank, what, wall_us, st->elapsed_us, (unsigned long long)st->deadline_us[0],
-	       (unsigned long long)st->deadline_us[1], err,
+	       (unsigned long long)st->deadline_us[1],
+	       wall_us - (double)(st->deadline_us[0] + st->deadline_us[1]), err,
 	       (unsigned long long)st->elements_received[0],
 	       (unsigned long long)st->elements_expected[0],
 	       (unsigned long long)st->elements_received[1],
@@ -253,6 +258,9 @@ static int run_straggler(optireduce_comm_t *comm, float *s, float *r, int trial,
 			      st.phase_end[1] == OPTIREDUCE_PHASE_ALL_DATA,
 		      "%s: straggler phases ended %d/%d, not all-data\n", what, st.phase_end[0],
 		      st.phase_end[1]);
+		CHECK(!strict_counters || st.packets_parked > 0,
+		      "%s: straggler reports %llu packets parked\n", what,
+		      (unsigned long long)st.packets_parked);
 		CHECK(wall < 0.5 * (double)st.deadline_us[0],
 		      "%s: straggler took %.0f us, deadline %llu us\n", what, wall,
 		      (unsigned long long)st.deadline_us[0]);
@@ -353,6 +361,7 @@ int main(int argc, char **argv)
 
 	alarm(120); /* a hang is a failure */
 	MPI_Init(&argc, &argv);
+	strict_counters = argc > 1 && strcmp(argv[1], "--strict-counters") == 0;
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
 	if (nranks < 3) {
