@@ -68,26 +68,26 @@
 #include "hadamard.h"
 #include "wire.h"
 
-#define BLOCK 256         /* hadamard_block */
-#define LOG2_BLOCK 8
-#define PAYLOAD 1024      /* packet_payload: 4 packets per shard */
+#define BLOCK            256 /* hadamard_block */
+#define LOG2_BLOCK       8
+#define PAYLOAD          1024 /* packet_payload: 4 packets per shard */
 #define BLOCKS_PER_SHARD 4
-#define SHARD_BYTES (BLOCK * BLOCKS_PER_SHARD * 4)
-#define PKTS_PER_SHARD (SHARD_BYTES / PAYLOAD)
+#define SHARD_BYTES      (BLOCK * BLOCKS_PER_SHARD * 4)
+#define PKTS_PER_SHARD   (SHARD_BYTES / PAYLOAD)
 
 static int rank, nranks, failures;
 
-#define FAIL(...)                                                                             \
-	do {                                                                                  \
-		fprintf(stderr, "rank %d: ", rank);                                           \
-		fprintf(stderr, __VA_ARGS__);                                                 \
-		failures++;                                                                   \
+#define FAIL(...)                                                                                  \
+	do {                                                                                       \
+		fprintf(stderr, "rank %d: ", rank);                                                \
+		fprintf(stderr, __VA_ARGS__);                                                      \
+		failures++;                                                                        \
 	} while (0)
 
 static float input(int r, size_t i, int trial)
 {
 	uint64_t z = (uint64_t)r * 0x9e3779b97f4a7c15ull + i * 0xbf58476d1ce4e5b9ull +
-		     (uint64_t)trial * 0x94d049bb133111ebull;
+	             (uint64_t)trial * 0x94d049bb133111ebull;
 	z ^= z >> 31;
 	z *= 0xd6e8feb86659fd93ull;
 	z ^= z >> 32;
@@ -171,9 +171,11 @@ static unsigned long long socket_stat(const struct hostile *h, int queue)
 			char local[64];
 			unsigned long long drops, rxq;
 			char *colon;
-			/* sl local rem st tx_queue:rx_queue tr retr uid timeout inode ref ptr drops */
-			if (sscanf(line, " %*s %63s %*s %*s %*x:%llx %*s %*s %*s %*s %*s %*s %*s %llu",
-				   local, &rxq, &drops) != 3)
+			/* sl local rem st tx_queue:rx_queue tr retr uid timeout inode ref ptr drops
+			 */
+			if (sscanf(line,
+			           " %*s %63s %*s %*s %*x:%llx %*s %*s %*s %*s %*s %*s %*s %llu",
+			           local, &rxq, &drops) != 3)
 				continue;
 			colon = strrchr(local, ':');
 			if (colon && strtoul(colon + 1, NULL, 16) == h->port)
@@ -202,7 +204,7 @@ static void send_raw(struct hostile *h, const void *buf, size_t len)
 
 /* Header, then plen payload bytes (pattern if payload is NULL). */
 static void send_pkt(struct hostile *h, const struct or_wire_hdr *hd, const void *payload,
-		     size_t plen)
+                     size_t plen)
 {
 	static uint8_t buf[70000];
 
@@ -242,11 +244,11 @@ static void send_forged(struct hostile *h, optireduce_comm_t *comm, uint64_t seq
 	struct or_wire_hdr hd;
 	int n = 0;
 
-#define FORGE(stmt)                                                                           \
-	do {                                                                                  \
-		hd = valid_hdr(comm, seq);                                                    \
-		stmt;                                                                         \
-		n++;                                                                          \
+#define FORGE(stmt)                                                                                \
+	do {                                                                                       \
+		hd = valid_hdr(comm, seq);                                                         \
+		stmt;                                                                              \
+		n++;                                                                               \
 	} while (0)
 	FORGE(hd.magic ^= 1; send_pkt(h, &hd, NULL, PAYLOAD));
 	FORGE(hd.version = OR_WIRE_VERSION + 1; send_pkt(h, &hd, NULL, PAYLOAD));
@@ -277,7 +279,8 @@ static void send_forged(struct hostile *h, optireduce_comm_t *comm, uint64_t seq
 	FORGE(or_wire_encode(&hd, buf, sizeof(buf)); send_raw(h, buf, 7));
 	FORGE(send_raw(h, buf, 0));
 	/* Longer than announced. */
-	FORGE(or_wire_encode(&hd, buf, sizeof(buf)); send_raw(h, buf, OR_WIRE_HDR_SIZE + PAYLOAD + 8));
+	FORGE(or_wire_encode(&hd, buf, sizeof(buf));
+	      send_raw(h, buf, OR_WIRE_HDR_SIZE + PAYLOAD + 8));
 	/* Larger than any receive buffer (the udp provider's are 1472 bytes). */
 	FORGE(hd.length = 3000; send_pkt(h, &hd, NULL, 3000));
 	FORGE(hd.length = 9000; send_pkt(h, &hd, NULL, 9000));
@@ -330,7 +333,7 @@ static void send_early(struct hostile *h, optireduce_comm_t *comm, uint64_t seq)
  * each, the stripe stride is 1, so that is packet 3), unless strip_last.  Returns 0 or -1.
  */
 static int send_copies(struct hostile *h, optireduce_comm_t *comm, uint64_t seq, int trial,
-		       int strip_last)
+                       int strip_last)
 {
 	size_t count = op_count(), nblocks = (size_t)BLOCKS_PER_SHARD * nranks;
 	float *work = calloc(nblocks * BLOCK, sizeof(float));
@@ -358,9 +361,9 @@ static int send_copies(struct hostile *h, optireduce_comm_t *comm, uint64_t seq,
 			if (k == PKTS_PER_SHARD - 1 && !strip_last)
 				hd.flags = OR_WIRE_FLAG_LAST;
 			send_pkt(h, &hd,
-				 (const char *)(work + (size_t)rank * BLOCKS_PER_SHARD * BLOCK) +
-					 k * PAYLOAD,
-				 PAYLOAD);
+			         (const char *)(work + (size_t)rank * BLOCKS_PER_SHARD * BLOCK) +
+			             k * PAYLOAD,
+			         PAYLOAD);
 			h->dup++;
 		}
 	}
@@ -406,14 +409,15 @@ static double check_result(const float *r, int trial)
 static int lost_anywhere(const struct optireduce_status *st)
 {
 	int lost = st->elements_received[0] < st->elements_expected[0] ||
-		   st->elements_received[1] < st->elements_expected[1];
+	           st->elements_received[1] < st->elements_expected[1];
 	MPI_Allreduce(MPI_IN_PLACE, &lost, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	return lost;
 }
 
 static void print_status(const char *what, const struct optireduce_status *st, double err)
 {
-	printf("rank %d %s: %.0f us, err %.3g, elements %llu/%llu %llu/%llu, end %d/%d, packets sent %llu "
+	printf("rank %d %s: %.0f us, err %.3g, elements %llu/%llu %llu/%llu, end %d/%d, packets "
+	       "sent %llu "
 	       "received %llu invalid %llu stale %llu duplicate %llu parked %llu\n",
 	       rank, what, st->elapsed_us, err, (unsigned long long)st->elements_received[0],
 	       (unsigned long long)st->elements_expected[0],
@@ -432,7 +436,7 @@ static void print_status(const char *what, const struct optireduce_status *st, d
  * due besides this operation's forged ones; extra_invalid: how many more may be counted.
  */
 static void run_op(optireduce_comm_t *comm, struct hostile *h, int trial, int attack,
-		   unsigned expect_invalid, unsigned extra_invalid)
+                   unsigned expect_invalid, unsigned extra_invalid)
 {
 	size_t count = op_count();
 	float *s = malloc(count * 4), *r = malloc(count * 4);
@@ -485,12 +489,13 @@ static void run_op(optireduce_comm_t *comm, struct hostile *h, int trial, int at
 		FAIL("%s: max error %g with no data lost\n", what, err);
 	/* Everything and every LAST arrived: nothing may hold a phase open until its deadline. */
 	if (!lost && (st.phase_end[0] != OPTIREDUCE_PHASE_ALL_DATA ||
-		      st.phase_end[1] != OPTIREDUCE_PHASE_ALL_DATA))
+	              st.phase_end[1] != OPTIREDUCE_PHASE_ALL_DATA))
 		FAIL("%s: phases ended %d/%d with all data in\n", what, st.phase_end[0],
 		     st.phase_end[1]);
 	if (lost)
 		printf("rank %d %s: real loss somewhere (kernel drops here: %llu); result not "
-		       "checked\n", rank, what, drops);
+		       "checked\n",
+		       rank, what, drops);
 	expect_invalid += h->invalid;
 	if (st.packets_invalid > expect_invalid + extra_invalid ||
 	    st.packets_invalid + drops < expect_invalid)
@@ -572,7 +577,8 @@ static void stolen_last(optireduce_comm_t *comm, struct hostile *h)
 	if (!(err <= TOL))
 		FAIL("operation 1: max error %g\n", err);
 	if (st.phase_end[0] != OPTIREDUCE_PHASE_ALL_DATA)
-		FAIL("operation 1: phase 1 ended %d after %.0f us (deadline %llu) with all data in\n",
+		FAIL("operation 1: phase 1 ended %d after %.0f us (deadline %llu) with all data "
+		     "in\n",
 		     st.phase_end[0], st.elapsed_us, (unsigned long long)st.deadline_us[0]);
 	free(s);
 	free(r);
@@ -596,7 +602,7 @@ int main(int argc, char **argv)
 		ret = optireduce_ctx_set_param(ctx, "packet_payload", "1024");
 	if (!ret)
 		ret = optireduce_comm_from_mpi_mode(ctx, MPI_COMM_WORLD, OPTIREDUCE_MODE_BOUNDED,
-						    &comm);
+		                                    &comm);
 	if (ret == -OPTIREDUCE_ENOPROVIDER) {
 		if (rank == 0)
 			printf("no datagram provider: skip\n");

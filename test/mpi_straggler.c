@@ -49,27 +49,27 @@
 
 #include "optireduce_mpi.h"
 
-#define BLOCK 256
+#define BLOCK            256
 #define BLOCKS_PER_SHARD 4
-#define SHARD (BLOCK * BLOCKS_PER_SHARD)
-#define FLOOR_US 4000.0
-#define SLACK_US 30000.0 /* wake-up granularity (1 ms) plus scheduling on a loaded host */
-#define ATTEMPTS 3
-#define STRAGGLER 1
+#define SHARD            (BLOCK * BLOCKS_PER_SHARD)
+#define FLOOR_US         4000.0
+#define SLACK_US         30000.0 /* wake-up granularity (1 ms) plus scheduling on a loaded host */
+#define ATTEMPTS         3
+#define STRAGGLER        1
 
 static int rank, nranks, failures, strict_counters;
 
-#define FAIL(...)                                                                             \
-	do {                                                                                  \
-		fprintf(stderr, "rank %d: ", rank);                                           \
-		fprintf(stderr, __VA_ARGS__);                                                 \
-		failures++;                                                                   \
+#define FAIL(...)                                                                                  \
+	do {                                                                                       \
+		fprintf(stderr, "rank %d: ", rank);                                                \
+		fprintf(stderr, __VA_ARGS__);                                                      \
+		failures++;                                                                        \
 	} while (0)
 
 static float input(int r, size_t i, int trial)
 {
 	uint64_t z = (uint64_t)r * 0x9e3779b97f4a7c15ull + i * 0xbf58476d1ce4e5b9ull +
-		     (uint64_t)trial * 0x94d049bb133111ebull;
+	             (uint64_t)trial * 0x94d049bb133111ebull;
 	z ^= z >> 31;
 	z *= 0xd6e8feb86659fd93ull;
 	z ^= z >> 32;
@@ -147,7 +147,7 @@ static int cmp_double(const void *a, const void *b)
 }
 
 static void print_status(const char *what, const struct optireduce_status *st, double wall_us,
-			 double err)
+                         double err)
 {
 	printf("rank %d %s: wall %.0f us (elapsed %.0f, deadlines %llu+%llu, over %.0f), err %.3g, "
 	       "elements %llu/%llu %llu/%llu, contributions missing %llu/%llu, fallback %llu, "
@@ -180,7 +180,7 @@ static double calibrate(optireduce_comm_t *comm, float *s, float *r)
 			s[i] = input(rank, i, 100 + k);
 		MPI_Barrier(MPI_COMM_WORLD);
 		ret = optireduce_allreduce(comm, s, r, op_count(), OPTIREDUCE_FLOAT32,
-					   OPTIREDUCE_SUM, &st);
+		                           OPTIREDUCE_SUM, &st);
 		if (ret) {
 			FAIL("calibration: %s\n", optireduce_strerror(ret));
 			MPI_Abort(MPI_COMM_WORLD, 1);
@@ -195,7 +195,7 @@ static double calibrate(optireduce_comm_t *comm, float *s, float *r)
 
 /* Straggler: returns 1 if the run was disturbed by loss the straggler does not explain. */
 static int run_straggler(optireduce_comm_t *comm, float *s, float *r, int trial, double late_us,
-			 int final)
+                         int final)
 {
 	struct optireduce_status st;
 	double t0, wall, err;
@@ -209,8 +209,7 @@ static int run_straggler(optireduce_comm_t *comm, float *s, float *r, int trial,
 	if (rank == STRAGGLER)
 		sleep_us(late_us);
 	t0 = MPI_Wtime();
-	ret = optireduce_allreduce(comm, s, r, op_count(), OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM,
-				   &st);
+	ret = optireduce_allreduce(comm, s, r, op_count(), OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM, &st);
 	wall = (MPI_Wtime() - t0) * 1e6;
 	if (ret) {
 		FAIL("straggler run: %s\n", optireduce_strerror(ret));
@@ -231,22 +230,23 @@ static int run_straggler(optireduce_comm_t *comm, float *s, float *r, int trial,
 	}
 	err = max_error(r, trial, STRAGGLER, exact_s);
 	snprintf(what, sizeof(what), "straggler trial %d%s", trial,
-		 rank == STRAGGLER ? " (late)" : "");
+	         rank == STRAGGLER ? " (late)" : "");
 	print_status(what, &st, wall, err);
 	MPI_Allreduce(MPI_IN_PLACE, &disturbed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	if (disturbed && !final) {
 		if (rank == 0)
-			printf("straggler trial %d: loss beyond the straggler's; run again\n", trial);
+			printf("straggler trial %d: loss beyond the straggler's; run again\n",
+			       trial);
 		return 1;
 	}
 	if (disturbed)
 		FAIL("straggler: every attempt lost data beyond the straggler's\n");
-#define CHECK(cond, ...)                                                                      \
-	do {                                                                                  \
-		if (!(cond)) {                                                                \
-			FAIL(__VA_ARGS__);                                                    \
-			fails++;                                                              \
-		}                                                                             \
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			FAIL(__VA_ARGS__);                                                         \
+			fails++;                                                                   \
+		}                                                                                  \
 	} while (0)
 	CHECK(err <= TOL, "%s: max error %g from the estimator's prediction\n", what, err);
 	if (rank == STRAGGLER) {
@@ -255,7 +255,7 @@ static int run_straggler(optireduce_comm_t *comm, float *s, float *r, int trial,
 		      (unsigned long long)st.contributions_missing,
 		      (unsigned long long)st.blocks_fallback);
 		CHECK(st.phase_end[0] == OPTIREDUCE_PHASE_ALL_DATA &&
-			      st.phase_end[1] == OPTIREDUCE_PHASE_ALL_DATA,
+		          st.phase_end[1] == OPTIREDUCE_PHASE_ALL_DATA,
 		      "%s: straggler phases ended %d/%d, not all-data\n", what, st.phase_end[0],
 		      st.phase_end[1]);
 		CHECK(!strict_counters || st.packets_parked > 0,
@@ -273,8 +273,8 @@ static int run_straggler(optireduce_comm_t *comm, float *s, float *r, int trial,
 		      "%s: took %.0f us, less than the phase-1 deadline %llu\n", what, wall,
 		      (unsigned long long)st.deadline_us[0]);
 		CHECK(st.contributions_missing == BLOCKS_PER_SHARD &&
-			      st.contributions_expected ==
-				      (uint64_t)BLOCKS_PER_SHARD * (uint64_t)(nranks - 1),
+		          st.contributions_expected ==
+		              (uint64_t)BLOCKS_PER_SHARD * (uint64_t)(nranks - 1),
 		      "%s: %llu of %llu contributions missing, want %d of %d\n", what,
 		      (unsigned long long)st.contributions_missing,
 		      (unsigned long long)st.contributions_expected, BLOCKS_PER_SHARD,
@@ -311,22 +311,22 @@ static int run_absent(optireduce_comm_t *comm, float *s, float *r, int trial, in
 		return disturbed && !final;
 	}
 	t0 = MPI_Wtime();
-	ret = optireduce_allreduce(comm, s, r, op_count(), OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM,
-				   &st);
+	ret = optireduce_allreduce(comm, s, r, op_count(), OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM, &st);
 	wall = (MPI_Wtime() - t0) * 1e6;
 	if (ret) {
 		FAIL("absent run: %s\n", optireduce_strerror(ret));
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	disturbed = st.elements_received[0] != st.elements_expected[0] - SHARD ||
-		    st.elements_received[1] != st.elements_expected[1] - SHARD;
+	            st.elements_received[1] != st.elements_expected[1] - SHARD;
 	err = max_error(r, trial, absent, 0);
 	snprintf(what, sizeof(what), "absent trial %d", trial);
 	print_status(what, &st, wall, err);
 	MPI_Allreduce(MPI_IN_PLACE, &disturbed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	if (disturbed && !final) {
 		if (rank == 0)
-			printf("absent trial %d: loss beyond the absent rank's; run again\n", trial);
+			printf("absent trial %d: loss beyond the absent rank's; run again\n",
+			       trial);
 		return 1;
 	}
 	if (disturbed)
@@ -337,15 +337,16 @@ static int run_absent(optireduce_comm_t *comm, float *s, float *r, int trial, in
 	CHECK(wall >= (double)(st.deadline_us[0] + st.deadline_us[1]),
 	      "%s: took %.0f us, less than both deadlines\n", what, wall);
 	CHECK(st.phase_end[0] == OPTIREDUCE_PHASE_HARD_BOUND &&
-		      st.phase_end[1] == OPTIREDUCE_PHASE_HARD_BOUND,
+	          st.phase_end[1] == OPTIREDUCE_PHASE_HARD_BOUND,
 	      "%s: phases ended %d/%d, not at the deadline\n", what, st.phase_end[0],
 	      st.phase_end[1]);
 	CHECK(st.contributions_missing == BLOCKS_PER_SHARD &&
-		      st.blocks_fallback == BLOCKS_PER_SHARD,
+	          st.blocks_fallback == BLOCKS_PER_SHARD,
 	      "%s: %llu contributions missing and %llu fallback blocks, want %d and %d\n", what,
-	      (unsigned long long)st.contributions_missing,
-	      (unsigned long long)st.blocks_fallback, BLOCKS_PER_SHARD, BLOCKS_PER_SHARD);
-	CHECK(st.flags & OPTIREDUCE_STATUS_DEADLINE_FIRED && st.flags & OPTIREDUCE_STATUS_INCOMPLETE,
+	      (unsigned long long)st.contributions_missing, (unsigned long long)st.blocks_fallback,
+	      BLOCKS_PER_SHARD, BLOCKS_PER_SHARD);
+	CHECK(st.flags & OPTIREDUCE_STATUS_DEADLINE_FIRED &&
+	          st.flags & OPTIREDUCE_STATUS_INCOMPLETE,
 	      "%s: flags %#x lack DEADLINE_FIRED or INCOMPLETE\n", what, st.flags);
 	(void)fails;
 	return 0;
@@ -376,7 +377,7 @@ int main(int argc, char **argv)
 		ret = optireduce_ctx_set_param(ctx, "packet_payload", "1024");
 	if (!ret)
 		ret = optireduce_comm_from_mpi_mode(ctx, MPI_COMM_WORLD, OPTIREDUCE_MODE_BOUNDED,
-						    &comm);
+		                                    &comm);
 	if (ret == -OPTIREDUCE_ENOPROVIDER) {
 		if (rank == 0)
 			printf("no datagram provider: skip\n");
@@ -406,7 +407,7 @@ int main(int argc, char **argv)
 	ret = optireduce_comm_from_mpi_mode(ctx, MPI_COMM_WORLD, OPTIREDUCE_MODE_BOUNDED, &comm2);
 	if (ret) {
 		fprintf(stderr, "rank %d: second communicator: %s\n", rank,
-			optireduce_strerror(ret));
+		        optireduce_strerror(ret));
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	setup(comm2, deadline);
