@@ -216,10 +216,12 @@ const char *optireduce_comm_provider(const optireduce_comm_t *comm, enum optired
 	return or_ofi_provider_name(comm->rdm);
 }
 
-/* These fix the transport, so they cannot change once it exists. */
+/* These fix the transport (the bounded channel sizes its buffers by the payload), so they
+ * cannot change once it exists: accepting them would be a silent no-op. */
 static int creation_only(int id)
 {
-	return id == OR_P_MODE || id == OR_P_PROVIDER || id == OR_P_BOUNDED_PROVIDER;
+	return id == OR_P_MODE || id == OR_P_PROVIDER || id == OR_P_BOUNDED_PROVIDER ||
+	       id == OR_P_PACKET_PAYLOAD;
 }
 
 int optireduce_comm_set_param(optireduce_comm_t *comm, const char *name, const char *value)

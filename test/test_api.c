@@ -62,6 +62,9 @@ static void test_params(optireduce_ctx_t *ctx, optireduce_comm_t *comm)
 	CHECK(optireduce_comm_set_param(comm, "inject_loss", "1.5") == -OPTIREDUCE_EINVAL);
 	CHECK(optireduce_comm_set_param(comm, "inject_loss", "0.05") == 0);
 	CHECK(optireduce_comm_set_param(comm, "mode", "bounded") == -OPTIREDUCE_EBUSY);
+	/* Read once when the bounded channel is created: a later set would be a no-op. */
+	CHECK(optireduce_comm_set_param(comm, "packet_payload", "1024") == -OPTIREDUCE_EBUSY);
+	CHECK(optireduce_ctx_set_param(ctx, "packet_payload", "1024") == 0);
 	CHECK(optireduce_comm_set_param(comm, "segment_size", NULL) == -OPTIREDUCE_EINVAL);
 	/* A failed set changes nothing. */
 	CHECK(optireduce_comm_get_param(comm, "segment_size", v, sizeof(v), &src) == 0);

@@ -1,0 +1,3 @@
+#!/bin/sh
+# A straggler 5x late and a rank that never calls, bounded mode, 4 ranks.
+exec "${top_srcdir:-.}/test/run-mpi.sh" 4 "${top_builddir:-.}/test/mpi_straggler"
