@@ -1,7 +1,9 @@
 /*
- * gloo_bench: Gloo's allreduce algorithms (ring, halving-doubling, bcube) timed the
- * way optireduce_bench times liboptireduce, so bench/compare.sh can put them side
- * by side.  Built only when configure finds Debian's libgloo-dev.
+ * gloo_bench: Gloo's allreduce algorithms (ring, ring-chunked, halving-doubling,
+ * bcube) timed the way optireduce_bench times liboptireduce, so bench/compare.sh
+ * can put them side by side.  Built only when configure finds Debian's libgloo-dev.
+ * Gloo's "ring" passes the whole buffer around the ring; "ring-chunked" is its
+ * bandwidth-optimal ring (reduce-scatter + allgather in chunks), like ours.
  *
  * Launched by mpirun.  MPI is used for rank and size, the barrier before each
  * iteration, gathering the timings, and the rendezvous (MpiContext below exchanges
@@ -38,6 +40,7 @@
 #include <gloo/allreduce_bcube.h>
 #include <gloo/allreduce_halving_doubling.h>
 #include <gloo/allreduce_ring.h>
+#include <gloo/allreduce_ring_chunked.h>
 #include <gloo/common/error.h>
 #include <gloo/config.h>
 #include <gloo/context.h>
@@ -48,18 +51,20 @@
 #define LARGE_MESSAGE_SIZE 8192 /* as optireduce_bench and OSU */
 #define PROGRESS_EVERY_S   10.0
 
-namespace {
+namespace
+{
 
-enum algo { ALG_RING, ALG_HD, ALG_BCUBE, ALG_COUNT };
+enum algo { ALG_RING, ALG_RING_CHUNKED, ALG_HD, ALG_BCUBE, ALG_COUNT };
 /* CSV and table names; "gloo_" keeps them apart from optireduce_bench's in one file. */
-const char *const algo_name[ALG_COUNT] = {"gloo_ring", "gloo_halving_doubling", "gloo_bcube"};
-const char *const algo_flag[ALG_COUNT] = {"ring", "halving-doubling", "bcube"};
+const char *const algo_name[ALG_COUNT] = {"gloo_ring", "gloo_ring_chunked", "gloo_halving_doubling",
+                                          "gloo_bcube"};
+const char *const algo_flag[ALG_COUNT] = {"ring", "ring-chunked", "halving-doubling", "bcube"};
 
 struct options {
 	size_t min_size = 4, max_size = 1 << 20;
 	long iters = 1000, iters_large = 100, warmup = 200, warmup_large = 10;
 	bool full = false;
-	bool algos[ALG_COUNT] = {true, true, true};
+	bool algos[ALG_COUNT] = {true, true, true, true};
 	std::string iface, hostname, csv;
 	int bcube_base = 0; /* 0: smallest factor of the rank count */
 	long timeout_s = 300;
@@ -109,31 +114,33 @@ void usage(void)
 {
 	if (rank != 0)
 		return;
-	printf("usage: gloo_bench [options]   (launch with mpirun)\n"
-	       "  -m, --message-size [MIN:]MAX  sizes in bytes, powers of two from MIN (k, m, g "
-	       "suffixes; default 4:1m)\n"
-	       "  -i, --iterations N         timed iterations per size (default 1000, 100 above "
-	       "8 KiB)\n"
-	       "  -x, --warmup N             untimed iterations per size (default 200, 10 above "
-	       "8 KiB)\n"
-	       "      --iter-large N         timed iterations above 8 KiB (overrides -i there)\n"
-	       "      --warmup-large N       warm-up iterations above 8 KiB\n"
-	       "  -f, --full                 add Min/Max Latency(us) and Iterations\n"
-	       "  -d, --type float           the only datatype (accepted for compatibility)\n"
-	       "  -o, --op sum               the only operation (accepted for compatibility)\n"
-	       "      --algorithm LIST       comma-separated: ring, halving-doubling, bcube, all "
-	       "(default all)\n"
-	       "      --iface NAME           interface for Gloo's tcp device (default: "
-	       "GLOO_SOCKET_IFNAME,\n"
-	       "                             else the address --hostname or the host name "
-	       "resolves to)\n"
-	       "      --hostname NAME        bind to the address NAME resolves to\n"
-	       "      --bcube-base B         bcube group size; must divide the rank count "
-	       "(default: its\n"
-	       "                             smallest factor > 1)\n"
-	       "      --timeout S            Gloo's operation timeout in seconds (default 300)\n"
-	       "      --csv FILE             every iteration's latency: impl,size,iter,latency_us\n"
-	       "  -h, --help                 this text\n");
+	printf(
+	    "usage: gloo_bench [options]   (launch with mpirun)\n"
+	    "  -m, --message-size [MIN:]MAX  sizes in bytes, powers of two from MIN (k, m, g "
+	    "suffixes; default 4:1m)\n"
+	    "  -i, --iterations N         timed iterations per size (default 1000, 100 above "
+	    "8 KiB)\n"
+	    "  -x, --warmup N             untimed iterations per size (default 200, 10 above "
+	    "8 KiB)\n"
+	    "      --iter-large N         timed iterations above 8 KiB (overrides -i there)\n"
+	    "      --warmup-large N       warm-up iterations above 8 KiB\n"
+	    "  -f, --full                 add Min/Max Latency(us) and Iterations\n"
+	    "  -d, --type float           the only datatype (accepted for compatibility)\n"
+	    "  -o, --op sum               the only operation (accepted for compatibility)\n"
+	    "      --algorithm LIST       comma-separated: ring, ring-chunked, halving-doubling, "
+	    "bcube, all "
+	    "(default all)\n"
+	    "      --iface NAME           interface for Gloo's tcp device (default: "
+	    "GLOO_SOCKET_IFNAME,\n"
+	    "                             else the address --hostname or the host name "
+	    "resolves to)\n"
+	    "      --hostname NAME        bind to the address NAME resolves to\n"
+	    "      --bcube-base B         bcube group size; must divide the rank count "
+	    "(default: its\n"
+	    "                             smallest factor > 1)\n"
+	    "      --timeout S            Gloo's operation timeout in seconds (default 300)\n"
+	    "      --csv FILE             every iteration's latency: impl,size,iter,latency_us\n"
+	    "  -h, --help                 this text\n");
 }
 
 int parse_size(const char *s, size_t *out)
@@ -194,8 +201,8 @@ void parse_algorithms(const char *list, options *o)
 	std::fill(o->algos, o->algos + ALG_COUNT, false);
 	while (pos <= s.size()) {
 		size_t comma = s.find(',', pos);
-		std::string name = s.substr(pos, comma == std::string::npos ? std::string::npos
-		                                                            : comma - pos);
+		std::string name =
+		    s.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
 		int k;
 		if (name == "all") {
 			std::fill(o->algos, o->algos + ALG_COUNT, true);
@@ -205,7 +212,8 @@ void parse_algorithms(const char *list, options *o)
 				    (k == ALG_HD && name == "hd"))
 					break;
 			if (k == ALG_COUNT)
-				usage_error("unknown algorithm '%s' (ring, halving-doubling, bcube, "
+				usage_error("unknown algorithm '%s' (ring, ring-chunked, "
+				            "halving-doubling, bcube, "
 				            "all)",
 				            name.c_str());
 			o->algos[k] = true;
@@ -339,9 +347,12 @@ void parse_args(int argc, char **argv, options *o)
  * rank reads which key when) is not part of its interface; exchanging the addresses
  * directly needs neither a shared file system nor Redis, and cannot get out of step.
  */
-class MpiContext : public gloo::Context {
+class MpiContext : public gloo::Context
+{
       public:
-	MpiContext(int r, int n, int b) : gloo::Context(r, n, b) {}
+	MpiContext(int r, int n, int b) : gloo::Context(r, n, b)
+	{
+	}
 
 	void connect(const std::shared_ptr<gloo::transport::Device> &dev)
 	{
@@ -418,8 +429,7 @@ void progress(int alg, size_t size, long it, long total)
 	fflush(stderr);
 }
 
-std::unique_ptr<gloo::Algorithm> make_algorithm(int alg,
-                                                const std::shared_ptr<gloo::Context> &ctx,
+std::unique_ptr<gloo::Algorithm> make_algorithm(int alg, const std::shared_ptr<gloo::Context> &ctx,
                                                 float *buf, int count)
 {
 	std::vector<float *> ptrs{buf};
@@ -428,6 +438,9 @@ std::unique_ptr<gloo::Algorithm> make_algorithm(int alg,
 	case ALG_RING:
 		return std::unique_ptr<gloo::Algorithm>(
 		    new gloo::AllreduceRing<float>(ctx, ptrs, count));
+	case ALG_RING_CHUNKED:
+		return std::unique_ptr<gloo::Algorithm>(
+		    new gloo::AllreduceRingChunked<float>(ctx, ptrs, count));
 	case ALG_HD:
 		return std::unique_ptr<gloo::Algorithm>(
 		    new gloo::AllreduceHalvingDoubling<float>(ctx, ptrs, count));
@@ -477,16 +490,19 @@ void run_size(const options &o, const std::shared_ptr<gloo::Context> &ctx, int a
 
 	for (size_t i = 0; i < count; i++)
 		if (buf[i] != expected(i)) {
-			fprintf(stderr, "gloo_bench: rank %d: %s: wrong result at element %zu of %zu: "
-			                "%g, expected %g\n",
-			        rank, algo_name[alg], i, count, (double)buf[i], (double)expected(i));
+			fprintf(stderr,
+			        "gloo_bench: rank %d: %s: wrong result at element %zu of %zu: "
+			        "%g, expected %g\n",
+			        rank, algo_name[alg], i, count, (double)buf[i],
+			        (double)expected(i));
 			bad = 1;
 			break;
 		}
 	MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	if (anybad) {
 		if (rank == 0)
-			fprintf(stderr, "gloo_bench: %s: result at %zu bytes is wrong; not reporting\n",
+			fprintf(stderr,
+			        "gloo_bench: %s: result at %zu bytes is wrong; not reporting\n",
 			        algo_name[alg], size);
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
@@ -591,8 +607,8 @@ int main(int argc, char **argv)
 		if (rank == 0) {
 			printf("# Gloo %d.%d.%d %s allreduce (tcp device%s%s), bcube base %d\n",
 			       GLOO_VERSION_MAJOR, GLOO_VERSION_MINOR, GLOO_VERSION_PATCH,
-			       algo_name[alg], o.iface.empty() ? "" : ", iface ",
-			       o.iface.c_str(), base);
+			       algo_name[alg], o.iface.empty() ? "" : ", iface ", o.iface.c_str(),
+			       base);
 			printf("# Ranks: %d, dtype float32, op sum\n", nranks);
 			printf("# Latency of an iteration = time until the slowest rank returned "
 			       "(MAX over ranks);\n"
