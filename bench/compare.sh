@@ -345,7 +345,7 @@ if command -v gnuplot >/dev/null 2>&1; then
 		[ -n "$plots" ] || continue
 		gp=$out/cdf/cdf_$L.gp
 		cat >"$gp" <<-EOF
-			set terminal $term size 1000,650
+			set terminal $term size 1200,650
 			set output '$out/cdf_$L.png'
 			set title "Allreduce completion time, $L float32, $n hosts, scenario $scenario ($iters iterations)" noenhanced
 			set xlabel 'completion time (ms), log scale'
@@ -353,7 +353,7 @@ if command -v gnuplot >/dev/null 2>&1; then
 			set logscale x
 			set yrange [0:1.02]
 			set grid
-			set key top left noenhanced
+			set key outside right top vertical noenhanced
 			plot $plots
 		EOF
 		gnuplot "$gp" 2>"$out/cdf/cdf_$L.err" || say "warning: gnuplot failed for $L; see $out/cdf/cdf_$L.err"
