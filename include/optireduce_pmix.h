@@ -14,12 +14,20 @@
  * "optireduce.oob.<call>.<round>", where <call> counts the calls of this
  * helper in the process.  Like every communicator creation, the calls must
  * come in the same order on every process.
+ *
+ * A program that uses PMIx itself keeps control of it: the helper only takes
+ * and drops a reference.  Otherwise the helper initializes PMIx at its first
+ * call and finalizes it at exit (atexit), not after each creation: a client
+ * that cycles PMIx_Init/PMIx_Finalize can see a peer's fence end in
+ * PMIX_ERR_PARTIAL_SUCCESS (openpmix issue 4113), and mpirun 4.1 aborts a
+ * job whose process exits initialized.
  */
 #ifndef OPTIREDUCE_PMIX_H
 #define OPTIREDUCE_PMIX_H
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <pmix.h>
@@ -39,6 +47,11 @@ __attribute__((weak)) unsigned optireduce_pmix_calls_;
 #else
 static unsigned optireduce_pmix_calls_;
 #endif
+
+static inline void optireduce_pmix_atexit_(void)
+{
+	PMIx_Finalize(NULL, 0);
+}
 
 struct optireduce_pmix_oob {
 	pmix_proc_t self;
@@ -100,20 +113,26 @@ static inline int optireduce_comm_from_pmix_mode(optireduce_ctx_t *ctx, enum opt
 	struct optireduce_pmix_oob o;
 	pmix_proc_t job;
 	pmix_value_t *v = NULL;
-	int ret;
+	int ret, held;
 
 	if (!ctx || !comm)
 		return -OPTIREDUCE_EINVAL;
+	held = PMIx_Initialized();
 	/* Reference counted: cheap when the program (or its MPI) already initialized PMIx. */
 	if (PMIx_Init(&o.self, NULL, 0) != PMIX_SUCCESS)
 		return -OPTIREDUCE_EOOB;
+	if (!held && atexit(optireduce_pmix_atexit_)) {
+		PMIx_Finalize(NULL, 0);
+		return -OPTIREDUCE_ENOMEM;
+	}
 	job = o.self;
 	job.rank = PMIX_RANK_WILDCARD;
 	if (PMIx_Get(&job, PMIX_JOB_SIZE, NULL, 0, &v) != PMIX_SUCCESS || !v ||
 	    v->type != PMIX_UINT32 || v->data.uint32 == 0 || o.self.rank >= v->data.uint32) {
 		if (v)
 			PMIX_VALUE_RELEASE(v);
-		PMIx_Finalize(NULL, 0);
+		if (held)
+			PMIx_Finalize(NULL, 0);
 		return -OPTIREDUCE_EOOB;
 	}
 	o.size = v->data.uint32;
@@ -127,7 +146,8 @@ static inline int optireduce_comm_from_pmix_mode(optireduce_ctx_t *ctx, enum opt
 	attr.oob.size = o.size;
 	attr.mode = mode;
 	ret = optireduce_comm_create(ctx, &attr, comm);
-	PMIx_Finalize(NULL, 0);
+	if (held)
+		PMIx_Finalize(NULL, 0);
 	return ret;
 }
 
