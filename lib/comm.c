@@ -185,9 +185,10 @@ int optireduce_comm_create(optireduce_ctx_t *ctx, const struct optireduce_comm_a
 	/* Here, not in optireduce_init, so the line carries the rank. */
 	if (or_log_level >= OR_LOG_INFO && !ctx->topology_logged) {
 		char topo[512];
+		int tr = or_topology_describe(topo, sizeof(topo));
 		ctx->topology_logged = 1;
-		or_topology_describe(topo, sizeof(topo));
-		or_log(OR_LOG_INFO, "topology: %s", topo);
+		if (tr == 0 || tr == -OPTIREDUCE_EOVERFLOW) /* nothing to say without hwloc */
+			or_log(OR_LOG_INFO, "topology: %s", topo);
 	}
 	ctx->ncomms++;
 	*comm = c;
