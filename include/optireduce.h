@@ -244,6 +244,14 @@ typedef void (*optireduce_provider_cb)(const char *prov, const char *fabric, con
 int optireduce_providers(enum optireduce_mode mode, optireduce_provider_cb cb, void *arg);
 const char *optireduce_libfabric_version(void);
 
+/*
+ * For tools and logs: where the calling thread runs (CPU binding, cores, NUMA
+ * nodes, network devices near and far), one line from hwloc.  0, or
+ * -OPTIREDUCE_EOVERFLOW when truncated, -OPTIREDUCE_ENOSYS when built
+ * without hwloc; buf always holds a terminated string when len > 0.
+ */
+int optireduce_topology(char *buf, size_t len);
+
 #if defined(__GNUC__) && __GNUC__ >= 4
 #pragma GCC visibility pop
 #endif

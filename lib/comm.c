@@ -12,6 +12,7 @@
 
 #include "bounded.h"
 #include "internal.h"
+#include "topology.h"
 
 #define OR_NAME_MAX 256
 
@@ -181,6 +182,14 @@ int optireduce_comm_create(optireduce_ctx_t *ctx, const struct optireduce_comm_a
 	       c->size, c->mode == OPTIREDUCE_MODE_BOUNDED ? "bounded" : "exact",
 	       or_ofi_provider_name(c->rdm), c->bounded ? ", bounded provider " : "",
 	       c->bounded ? or_bounded_provider(c->bounded) : "");
+	/* Here, not in optireduce_init, so the line carries the rank. */
+	if (or_log_level >= OR_LOG_INFO && !ctx->topology_logged) {
+		char topo[512];
+		int tr = or_topology_describe(topo, sizeof(topo));
+		ctx->topology_logged = 1;
+		if (tr == 0 || tr == -OPTIREDUCE_EOVERFLOW) /* nothing to say without hwloc */
+			or_log(OR_LOG_INFO, "topology: %s", topo);
+	}
 	ctx->ncomms++;
 	*comm = c;
 	return 0;

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include "internal.h"
+#include "topology.h"
 
 
 double or_now_us(void)
@@ -77,4 +78,9 @@ int optireduce_providers(enum optireduce_mode mode, optireduce_provider_cb cb, v
 const char *optireduce_libfabric_version(void)
 {
 	return or_ofi_libfabric_version();
+}
+
+int optireduce_topology(char *buf, size_t len)
+{
+	return or_topology_describe(buf, len);
 }

@@ -20,6 +20,7 @@ struct or_bounded; /* bounded channel of a communicator (lib/bounded.h) */
 struct optireduce_ctx {
 	uint32_t magic;
 	int ncomms;
+	int topology_logged; /* once per context, at its first communicator */
 	struct or_params params;
 };
 

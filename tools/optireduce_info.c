@@ -37,8 +37,9 @@ static void print_provider(const char *prov, const char *fabric, const char *dom
 
 static void usage(const char *argv0)
 {
-	printf("Usage: %s [-p] [-a] [-P] [-h]\n"
+	printf("Usage: %s [-p] [-a] [-P] [-t] [-h]\n"
 	       "  -p  parameters only    -a  algorithms only    -P  providers only\n"
+	       "  -t  topology only (where this process runs, from hwloc)\n"
 	       "Parameters are set with OPTIREDUCE_<NAME>=value or optireduce_comm_set_param().\n",
 	       argv0);
 }
@@ -72,9 +73,9 @@ static void print_params(optireduce_ctx_t *ctx)
 int main(int argc, char **argv)
 {
 	optireduce_ctx_t *ctx;
-	int opt, all = 1, p = 0, a = 0, P = 0, ret;
+	int opt, all = 1, p = 0, a = 0, P = 0, t = 0, ret;
 
-	while ((opt = getopt(argc, argv, "paPh")) != -1) {
+	while ((opt = getopt(argc, argv, "paPth")) != -1) {
 		switch (opt) {
 		case 'p':
 			p = 1, all = 0;
@@ -84,6 +85,9 @@ int main(int argc, char **argv)
 			break;
 		case 'P':
 			P = 1, all = 0;
+			break;
+		case 't':
+			t = 1, all = 0;
 			break;
 		default:
 			usage(argv[0]);
@@ -100,6 +104,12 @@ int main(int argc, char **argv)
 		       OPTIREDUCE_VERSION_MAJOR(optireduce_version()),
 		       OPTIREDUCE_VERSION_MINOR(optireduce_version()),
 		       optireduce_libfabric_version());
+	}
+	if (all || t) {
+		char topo[512];
+		/* This tool's own binding as launched: run it under mpirun to see a rank's. */
+		optireduce_topology(topo, sizeof(topo));
+		printf("Topology: %s\n", topo);
 	}
 	if (all || P) {
 		printf("Exact channel providers (RDM, tagged):\n");
