@@ -26,7 +26,7 @@
 #define OR_TX_POOL 256         /* send buffers in flight */
 #define OR_PARK_MAX 16384      /* packets kept for operations not started yet */
 #define OR_SEQ_WINDOW 64       /* how far ahead of the current operation packets are parked */
-#define OR_BURST_BYTES (64 * 1024)
+#define OR_BURST_BYTES (16 * 1024) /* a receiver socket holds ~75 datagrams: bursts stay well below */
 #define OR_MIN_RATE_MBPS 20.0
 #define OR_MAX_RATE_MBPS 100000.0
 #define OR_INITIAL_RATE_MBPS 400.0
@@ -370,9 +370,12 @@ static void *progress_thread(void *arg)
 {
 	struct or_bounded *b = arg;
 	long idle_max = (long)param_i(b, OR_P_PROGRESS_IDLE_US), idle = 10;
+	unsigned long long reaped = 0, wakeups = 0;
 
 	while (!b->thread_stop) {
 		int n = reap(b);
+		wakeups++;
+		reaped += n > 0 ? (unsigned long long)n : 0;
 		/* Outside the library nobody handles packets: park them here, freeing buffers. */
 		if (pthread_mutex_trylock(&b->lock) == 0) {
 			drain_ready(b);
@@ -386,6 +389,8 @@ static void *progress_thread(void *arg)
 		if (idle < idle_max)
 			idle = idle * 2 < idle_max ? idle * 2 : idle_max;
 	}
+	or_log(OR_LOG_DEBUG, "progress thread: %llu completions reaped in %llu wakeups", reaped,
+	       wakeups);
 	return NULL;
 }
 
@@ -399,6 +404,11 @@ int or_bounded_connect(struct or_bounded *b, const void *names, size_t stride)
 		b->rx[i].x.cb = on_rx;
 		b->rx[i].x.cb_arg = &b->rx[i];
 		ret = post_rx(b, &b->rx[i]);
+	}
+	if (!ret && param_i(b, OR_P_SOCKET_RCVBUF)) {
+		size_t got = or_ofi_set_rcvbuf(b->ep, (size_t)param_i(b, OR_P_SOCKET_RCVBUF));
+		or_log(OR_LOG_INFO, "datagram socket receive buffer: %zu bytes%s", got,
+		       got ? "" : " (no socket found: left as the provider made it)");
 	}
 	if (!ret && param_i(b, OR_P_PROGRESS_THREAD) && b->comm->size > 1) {
 		if (pthread_create(&b->thread, NULL, progress_thread, b) == 0)
@@ -453,15 +463,21 @@ static void deliver(struct or_bounded *b, const struct or_wire_hdr *h, const uin
 	}
 	ph = &op->ph[h->step];
 	in = ph->in ? &ph->in[h->sender] : NULL;
-	if (ph->closed) {
-		b->stats.packets_stale++;
-		return;
-	}
+	/* Validity first, so that a malformed packet is counted invalid even if late. */
 	if (!in || !in->region || h->sender == op->c->rank ||
 	    (size_t)h->offset + h->length > in->bytes || h->offset % b->payload ||
 	    (h->length != b->payload && (size_t)h->offset + h->length != in->bytes)) {
 		b->stats.packets_invalid++;
 		return;
+	}
+	if (ph->closed) {
+		b->stats.packets_stale++;
+		return;
+	}
+	/* LAST before the duplicate check: the flagged copy may come after a plain one. */
+	if ((h->flags & OR_WIRE_FLAG_LAST) && !in->last_seen) {
+		in->last_seen = 1;
+		ph->senders_last++;
 	}
 	idx = h->offset / b->payload;
 	if (in->seen[idx]) {
@@ -473,10 +489,6 @@ static void deliver(struct or_bounded *b, const struct or_wire_hdr *h, const uin
 	memcpy(in->region + h->offset, payload, h->length);
 	ph->bytes_received += h->length;
 	ph->last_arrival_us = or_now_us();
-	if ((h->flags & OR_WIRE_FLAG_LAST) && !in->last_seen) {
-		in->last_seen = 1;
-		ph->senders_last++;
-	}
 	op->peers_heard |= 1ull << (h->sender & 63);
 	if ((double)h->loss / 65535.0 > b->peer_loss)
 		b->peer_loss = (double)h->loss / 65535.0;
@@ -806,6 +818,9 @@ int or_bop_phase_done(struct or_coll *c, unsigned phase)
 						: 0;
 	why = or_tmo_phase_check(&b->tmo, c->count * c->esize, &tp,
 				 (uint64_t)(or_now_us() - ph->start_us) + 1);
+	/* Every byte is in: that is all the data, whether or not a LAST flag made it. */
+	if (ph->bytes_expected && ph->bytes_received >= ph->bytes_expected)
+		why = OR_TMO_ALL_DATA;
 	/* Our own sends must leave before a phase closes, or peers lose them for nothing;
 	 * the deadline still wins. */
 	if (unsent && why != OR_TMO_HARD_BOUND)
@@ -1014,7 +1029,6 @@ int or_bounded_op_start(struct or_bounded *b, struct or_coll *c)
 	b->op = op;
 	b->seq_lo = c->seq;
 	b->peer_loss = 0;
-	memset(&b->stats, 0, sizeof(b->stats));
 	return 0;
 }
 
@@ -1060,6 +1074,8 @@ static void end_op(struct or_bounded *b, struct or_coll *c)
 	c->bop = NULL;
 	b->op = NULL;
 	b->seq_lo = c->seq + 1;
+	/* What arrives from now on (parked, stale, invalid) is reported by the next operation. */
+	memset(&b->stats, 0, sizeof(b->stats));
 	free_op(op);
 }
 
@@ -1152,11 +1168,19 @@ int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms)
 
 	if (!op)
 		return or_ofi_wait(rdm, timeout_ms);
-	/* Sends waiting for tokens need the CPU back soon; otherwise sleep in the kernel so that
-	 * ranks sharing a core can drain their sockets instead of dropping datagrams. */
+	/* Sends waiting for tokens sleep until the bucket holds a packet, not spin: ranks that
+	 * share a core need it to drain their sockets instead of dropping datagrams.  The
+	 * progress thread keeps reaping meanwhile. */
 	for (unsigned p = 0; p < OR_MAX_PHASES; p++)
 		if (op->ph[p].begun && !op->ph[p].closed && op->ph[p].group < op->ph[p].norder) {
-			sched_yield();
+			double need = (double)(b->max_msg) - b->tokens, us;
+			refill(b);
+			need = (double)(b->max_msg) - b->tokens;
+			us = need > 0 ? need * 8.0 / b->rate_mbps : 0;
+			if (us >= 5)
+				sleep_us(us < 1000 ? (long)us : 1000);
+			else
+				sched_yield();
 			return reap(b);
 		}
 	{

@@ -230,7 +230,8 @@ const char *optireduce_comm_provider(const optireduce_comm_t *comm, enum optired
 static int creation_only(int id)
 {
 	return id == OR_P_MODE || id == OR_P_PROVIDER || id == OR_P_BOUNDED_PROVIDER ||
-	       id == OR_P_PACKET_PAYLOAD;
+	       id == OR_P_PACKET_PAYLOAD || id == OR_P_TIMEOUT_MIN_US || id == OR_P_TIMEOUT_MAX_US ||
+	       id == OR_P_INJECT_SEED || id == OR_P_PROGRESS_THREAD || id == OR_P_SOCKET_RCVBUF || id == OR_P_PROGRESS_IDLE_US;
 }
 
 int optireduce_comm_set_param(optireduce_comm_t *comm, const char *name, const char *value)

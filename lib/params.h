@@ -56,6 +56,9 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "Bounded mode: sender pacing, Mbit/s per rank; 0 = adaptive")                            \
 	X(PACKET_PAYLOAD, "packet_payload", OR_PT_SIZE, "0", "0", "65536",                         \
 	  "Bounded mode: payload bytes per datagram; 0 = largest the endpoint allows")             \
+	X(SOCKET_RCVBUF, "socket_rcvbuf", OR_PT_SIZE, "4m", "0", "1g",                             \
+	  "Bounded mode: kernel receive buffer of a socket-backed datagram endpoint (udp), "        \
+	  "capped by net.core.rmem_max unless the process has CAP_NET_ADMIN; 0 = leave it")         \
 	X(PROGRESS_THREAD, "progress_thread", OR_PT_BOOL, "1", "", "",                             \
 	  "Bounded mode: a thread drains the datagram socket while the application is "            \
 	  "outside the library, so packets of an operation it has not entered yet are "            \

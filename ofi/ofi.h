@@ -43,6 +43,11 @@ int or_ofi_open(enum or_ofi_kind kind, const char *provider, int same_host, stru
 void or_ofi_close(struct or_ofi *o);
 const char *or_ofi_provider_name(const struct or_ofi *o);
 size_t or_ofi_max_msg(const struct or_ofi *o);
+/*
+ * Best effort: resize the kernel receive buffer of a socket-backed endpoint to bytes.
+ * Returns the size the kernel reports afterwards, 0 when there is no socket to resize.
+ */
+size_t or_ofi_set_rcvbuf(struct or_ofi *o, size_t bytes);
 /* How many receives the endpoint accepts posted at once (0: the provider does not say). */
 size_t or_ofi_rx_depth(const struct or_ofi *o);
 /* Largest message sent without a copy into the provider (fi_inject). */

@@ -1,0 +1,85 @@
+/*
+ * Socket receive buffer of a socket-backed datagram endpoint (libfabric's udp).
+ *
+ * A kernel socket buffer of the default size (~200 KB, about 75 datagrams) overflows in
+ * a millisecond when a rank is descheduled on a busy host, and libfabric has no call to
+ * size it.  The endpoint's socket is found by its bound address among this process's
+ * descriptors and resized with SO_RCVBUF (capped by net.core.rmem_max), then, if that
+ * fell short, SO_RCVBUFFORCE (needs CAP_NET_ADMIN).  Best effort: an endpoint without a
+ * socket (verbs UD, EFA) simply has none to find.
+ */
+#include <dirent.h>
+#include <netinet/in.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include "ofi.h"
+
+/* Same family and port, and the same address unless one side is the wildcard. */
+static int same_endpoint(const struct sockaddr_storage *a, const void *name, size_t len)
+{
+	const struct sockaddr *n = name;
+
+	if (len < sizeof(struct sockaddr_in) || a->ss_family != n->sa_family)
+		return 0;
+	if (n->sa_family == AF_INET) {
+		const struct sockaddr_in *x = (const void *)a, *y = name;
+		return x->sin_port == y->sin_port &&
+		       (x->sin_addr.s_addr == y->sin_addr.s_addr ||
+			x->sin_addr.s_addr == htonl(INADDR_ANY));
+	}
+	if (n->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
+		const struct sockaddr_in6 *x = (const void *)a, *y = name;
+		return x->sin6_port == y->sin6_port &&
+		       (!memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(y->sin6_addr)) ||
+			!memcmp(&x->sin6_addr, &in6addr_any, sizeof(in6addr_any)));
+	}
+	return 0;
+}
+
+static size_t rcvbuf_of(int fd)
+{
+	int v = 0;
+	socklen_t l = sizeof(v);
+	return getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, &l) == 0 && v > 0 ? (size_t)v : 0;
+}
+
+size_t or_ofi_set_rcvbuf(struct or_ofi *o, size_t bytes)
+{
+	unsigned char name[128];
+	size_t len = sizeof(name), got = 0;
+	int want = bytes > (size_t)(1 << 30) ? 1 << 30 : (int)bytes;
+	DIR *d;
+	struct dirent *e;
+
+	if (!bytes || or_ofi_getname(o, name, &len) || len > sizeof(name))
+		return 0;
+	d = opendir("/proc/self/fd");
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) != NULL && !got) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		struct stat st;
+		char *end;
+		long fd = strtol(e->d_name, &end, 10);
+		int type = 0;
+		socklen_t tl = sizeof(type);
+
+		if (*end || fd < 0 || fstat((int)fd, &st) || !S_ISSOCK(st.st_mode))
+			continue;
+		if (getsockopt((int)fd, SOL_SOCKET, SO_TYPE, &type, &tl) || type != SOCK_DGRAM)
+			continue;
+		if (getsockname((int)fd, (struct sockaddr *)&ss, &sl) || !same_endpoint(&ss, name, len))
+			continue;
+		/* The kernel doubles the value asked for (bookkeeping) and reports the double. */
+		setsockopt((int)fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof(want));
+		if (rcvbuf_of((int)fd) < bytes)
+			setsockopt((int)fd, SOL_SOCKET, SO_RCVBUFFORCE, &want, sizeof(want));
+		got = rcvbuf_of((int)fd);
+	}
+	closedir(d);
+	return got;
+}
