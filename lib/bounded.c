@@ -289,6 +289,10 @@ int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bou
 		cfg.max_us = cfg.min_us;
 	cfg.initial_us = cfg.max_us;
 	cfg.user_timeout_us = (uint64_t)param_i(b, OR_P_TIMEOUT_US);
+	cfg.calib_ops = (uint32_t)param_i(b, OR_P_CALIB_OPS);
+	cfg.calib_percentile = param_d(b, OR_P_CALIB_PERCENTILE);
+	cfg.calib_margin = param_d(b, OR_P_CALIB_MARGIN);
+	cfg.early_fraction = param_d(b, OR_P_EARLY_FRACTION);
 	cfg.user_incast = (uint32_t)param_i(b, OR_P_INCAST);
 	cfg.incast_initial = 1; /* start gentle: one sender per receiver; grows while clean */
 	if (comm->size > 1 && cfg.user_incast > comm->size - 1)
@@ -821,6 +825,8 @@ int or_bop_phase_done(struct or_coll *c, unsigned phase)
 	/* Every byte is in: that is all the data, whether or not a LAST flag made it. */
 	if (ph->bytes_expected && ph->bytes_received >= ph->bytes_expected)
 		why = OR_TMO_ALL_DATA;
+	if (why == OR_TMO_EARLY_TIMEOUT && !param_i(b, OR_P_EARLY_TIMEOUT))
+		why = OR_TMO_NOT_YET;
 	/* Our own sends must leave before a phase closes, or peers lose them for nothing;
 	 * the deadline still wins. */
 	if (unsent && why != OR_TMO_HARD_BOUND)

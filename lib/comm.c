@@ -17,8 +17,8 @@
 #define OR_NAME_MAX 256
 
 struct or_hello {
-	uint64_t host;     /* hostname and network namespace: same value = same host */
-	uint32_t id;       /* proposed communicator id; rank 0's wins */
+	uint64_t host; /* hostname and network namespace: same value = same host */
+	uint32_t id;   /* proposed communicator id; rank 0's wins */
 	uint32_t mode;
 };
 
@@ -55,7 +55,7 @@ static uint64_t host_identity(void)
 static uint32_t random_id(void)
 {
 	return (uint32_t)fnv1a(fnv1a(0xcbf29ce484222325ull, &(pid_t){getpid()}, sizeof(pid_t)),
-			       &(double){or_now_us()}, sizeof(double));
+	                       &(double){or_now_us()}, sizeof(double));
 }
 
 static int check_attr(const struct optireduce_comm_attr *a)
@@ -143,7 +143,7 @@ static void comm_free(optireduce_comm_t *c)
 }
 
 int optireduce_comm_create(optireduce_ctx_t *ctx, const struct optireduce_comm_attr *attr,
-			   optireduce_comm_t **comm)
+                           optireduce_comm_t **comm)
 {
 	optireduce_comm_t *c;
 	int ret, same_host = 0;
@@ -161,14 +161,14 @@ int optireduce_comm_create(optireduce_ctx_t *ctx, const struct optireduce_comm_a
 	c->size = attr->oob.size;
 	c->params = ctx->params;
 	c->mode = attr->mode != OPTIREDUCE_MODE_DEFAULT
-			  ? attr->mode
-			  : (or_param_int(&c->params, OR_P_MODE) == 1 ? OPTIREDUCE_MODE_BOUNDED
-								      : OPTIREDUCE_MODE_EXACT);
+	              ? attr->mode
+	              : (or_param_int(&c->params, OR_P_MODE) == 1 ? OPTIREDUCE_MODE_BOUNDED
+	                                                          : OPTIREDUCE_MODE_EXACT);
 	or_log_set_rank((int)c->rank);
 	ret = exchange_hello(c, &attr->oob, &same_host);
 	if (!ret)
 		ret = or_ofi_open(OR_OFI_RDM, or_param_str(&c->params, OR_P_PROVIDER), same_host,
-				  &c->rdm);
+		                  &c->rdm);
 	if (!ret && c->mode == OPTIREDUCE_MODE_BOUNDED)
 		ret = or_bounded_create(c, same_host, &c->bounded);
 	if (!ret)
@@ -229,9 +229,17 @@ const char *optireduce_comm_provider(const optireduce_comm_t *comm, enum optired
  * cannot change once it exists: accepting them would be a silent no-op. */
 static int creation_only(int id)
 {
-	return id == OR_P_MODE || id == OR_P_PROVIDER || id == OR_P_BOUNDED_PROVIDER ||
-	       id == OR_P_PACKET_PAYLOAD || id == OR_P_TIMEOUT_MIN_US || id == OR_P_TIMEOUT_MAX_US ||
-	       id == OR_P_INJECT_SEED || id == OR_P_PROGRESS_THREAD || id == OR_P_SOCKET_RCVBUF || id == OR_P_PROGRESS_IDLE_US;
+	/* Read once, when the communicator's channels and controller are built. */
+	static const int ids[] = {OR_P_MODE,           OR_P_PROVIDER,        OR_P_BOUNDED_PROVIDER,
+	                          OR_P_PACKET_PAYLOAD, OR_P_TIMEOUT_MIN_US,  OR_P_TIMEOUT_MAX_US,
+	                          OR_P_INJECT_SEED,    OR_P_PROGRESS_THREAD, OR_P_PROGRESS_IDLE_US,
+	                          OR_P_SOCKET_RCVBUF,  OR_P_CALIB_OPS,       OR_P_CALIB_PERCENTILE,
+	                          OR_P_CALIB_MARGIN,   OR_P_EARLY_FRACTION};
+
+	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
+		if (ids[i] == id)
+			return 1;
+	return 0;
 }
 
 int optireduce_comm_set_param(optireduce_comm_t *comm, const char *name, const char *value)
@@ -248,8 +256,8 @@ int optireduce_comm_set_param(optireduce_comm_t *comm, const char *name, const c
 	return or_params_set(&comm->params, name, value, OPTIREDUCE_PARAM_API);
 }
 
-int optireduce_comm_get_param(optireduce_comm_t *comm, const char *name, char *value,
-			      size_t len, enum optireduce_param_source *source)
+int optireduce_comm_get_param(optireduce_comm_t *comm, const char *name, char *value, size_t len,
+                              enum optireduce_param_source *source)
 {
 	int id;
 

@@ -44,6 +44,17 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	X(TIMEOUT_MAX_US, "timeout_max_us", OR_PT_INT, "2000000", "1", "600000000",                \
 	  "Bounded mode: upper bound of adaptive deadlines (and the deadline before "              \
 	  "calibration)")                                                                          \
+	X(CALIB_OPS, "calib_ops", OR_PT_INT, "16", "1", "64",                                      \
+	  "Bounded mode: operations per size class that calibrate the hard bound t_B")            \
+	X(CALIB_PERCENTILE, "calib_percentile", OR_PT_DOUBLE, "95", "1", "100",                    \
+	  "Bounded mode: percentile of the calibration completion times that sets t_B")            \
+	X(CALIB_MARGIN, "calib_margin", OR_PT_DOUBLE, "1.5", "1", "100",                           \
+	  "Bounded mode: t_B = percentile * margin")                                               \
+	X(EARLY_TIMEOUT, "early_timeout", OR_PT_BOOL, "1", "", "",                                 \
+	  "Bounded mode: close a phase once every sender's last packet is in and nothing "         \
+	  "arrived for early_fraction * t_C; 0 = wait for all data or the hard bound")             \
+	X(EARLY_FRACTION, "early_fraction", OR_PT_DOUBLE, "0.1", "0", "10",                        \
+	  "Bounded mode: quiet time that closes a phase early, as a fraction of t_C")              \
 	X(HADAMARD, "hadamard", OR_PT_BOOL, "1", "", "",                                           \
 	  "Bounded mode: randomized Hadamard encoding of each block")                              \
 	X(HADAMARD_BLOCK, "hadamard_block", OR_PT_SIZE, "4096", "256", "65536",                    \
