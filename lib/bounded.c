@@ -115,6 +115,7 @@ struct or_bounded_op {
 	struct or_phase *ph;
 	unsigned nphases;
 	unsigned status_split; /* phases [0, split) report in status slot 0, the rest in 1 */
+	int declared;          /* by or_bop_set_phases, not the default */
 };
 
 struct or_bounded {
@@ -794,6 +795,7 @@ int or_bop_set_phases(struct or_coll *c, unsigned nphases, uint32_t peers, unsig
 		return -OPTIREDUCE_ENOMEM;
 	op->nphases = nphases;
 	op->status_split = split;
+	op->declared = 1;
 	for (unsigned p = 0; p < nphases; p++) {
 		struct or_phase *ph = &op->ph[p];
 		ph->cap = cap;
@@ -813,8 +815,11 @@ int or_bop_set_phases(struct or_coll *c, unsigned nphases, uint32_t peers, unsig
 /* The phase, allocating the default two (every peer) for an algorithm that declared none. */
 static struct or_phase *phase_of(struct or_coll *c, unsigned phase)
 {
-	if (!c->bop->ph && or_bop_set_phases(c, OR_DEFAULT_PHASES, 0, 1))
-		return NULL;
+	if (!c->bop->ph) {
+		if (or_bop_set_phases(c, OR_DEFAULT_PHASES, 0, 1))
+			return NULL;
+		c->bop->declared = 0;
+	}
 	return phase < c->bop->nphases ? &c->bop->ph[phase] : NULL;
 }
 
@@ -894,7 +899,19 @@ int or_bop_phase_begin(struct or_coll *c, unsigned phase)
 	deadline = or_tmo_deadline(&b->tmo, c->count * c->esize);
 	if (param_i(b, OR_P_TIMEOUT_US) > 0)
 		deadline = (uint64_t)param_i(b, OR_P_TIMEOUT_US);
-	ph->deadline_us = deadline;
+	/*
+	 * Phases an algorithm declared (the ring's steps) end by op start + (p+1) * deadline
+	 * rather than deadline after they begin: a sender whose previous step ran into the
+	 * hard bound sends this step late by up to one deadline, and a receiver that began the
+	 * step on time would cut it off just as it comes, and so on around the ring.  The
+	 * whole operation is still bounded by nphases deadlines.
+	 */
+	if (c->bop->declared && phase > 0) {
+		double end = c->bop->ph[0].start_us + (double)(phase + 1) * (double)deadline;
+		ph->deadline_us = end > ph->start_us + 1 ? (uint64_t)(end - ph->start_us) : 1;
+	} else {
+		ph->deadline_us = deadline;
+	}
 	if (deadline > c->status->deadline_us[slot])
 		c->status->deadline_us[slot] = deadline;
 	ph->incast = c->incast ? c->incast : 1;
@@ -912,6 +929,8 @@ int or_bop_phase_begin(struct or_coll *c, unsigned phase)
 	return pump(b, phase);
 }
 
+static const char *phase_end_name(enum optireduce_phase_end e);
+
 /*
  * Status has two phase slots.  Each phase adds its elements to its slot, and a slot's end
  * is the worst of its phases' (hard bound over early timeout over all data), so a ring's
@@ -925,6 +944,10 @@ static void close_phase(struct or_bounded_op *op, unsigned phase, enum optireduc
 
 	ph->closed = 1;
 	ph->end = why;
+	or_log(OR_LOG_TRACE, "op %llu phase %u closed %s after %.0f us: %llu/%llu bytes, last %u/%u",
+	       (unsigned long long)op->c->seq, phase, phase_end_name(why), or_now_us() - ph->start_us,
+	       (unsigned long long)ph->bytes_received, (unsigned long long)ph->bytes_expected,
+	       ph->senders_last, ph->senders_expected);
 	if ((int)why > st->phase_end[slot])
 		st->phase_end[slot] = why;
 	st->elements_expected[slot] += ph->bytes_expected / op->c->esize;
@@ -956,8 +979,11 @@ int or_bop_phase_done(struct or_coll *c, unsigned phase)
 	tp.senders_last = ph->senders_last;
 	tp.bytes_expected = ph->bytes_expected;
 	tp.bytes_received = ph->bytes_received;
-	tp.last_arrival_us = ph->bytes_received ? (uint64_t)(ph->last_arrival_us - ph->start_us) + 1
-						: 0;
+	/* Packets that came before the phase began (a sender ahead of us) count as arriving at
+	 * its start: a negative time would read as far in the future and block early timeout. */
+	tp.last_arrival_us = !ph->bytes_received		  ? 0
+			     : ph->last_arrival_us <= ph->start_us ? 1
+			     : (uint64_t)(ph->last_arrival_us - ph->start_us) + 1;
 	why = or_tmo_phase_check(&b->tmo, c->count * c->esize, &tp,
 				 (uint64_t)(or_now_us() - ph->start_us) + 1);
 	/* Every byte is in: that is all the data, whether or not a LAST flag made it. */
