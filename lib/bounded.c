@@ -51,6 +51,7 @@ struct or_parked {
 
 /* What this rank expects from one sender in one phase, and what arrived. */
 struct or_inbound {
+	uint32_t peer;
 	uint8_t *region;
 	size_t bytes;
 	size_t npkts;
@@ -61,6 +62,7 @@ struct or_inbound {
 
 /* What this rank sends to one peer in one phase. */
 struct or_outbound {
+	uint32_t peer;
 	const uint8_t *buf;
 	size_t bytes;
 	size_t npkts;
@@ -80,15 +82,23 @@ struct or_phase {
 	uint32_t senders_last;
 	uint64_t bytes_expected;
 	uint64_t bytes_received;
-	struct or_inbound *in;   /* [size] */
-	struct or_outbound *out; /* [size] */
-	uint32_t *order;         /* peers in send order (incast rotation) */
+	/*
+	 * Peers of the phase.  With cap == comm size, in[] and out[] are indexed by rank;
+	 * with a smaller cap (an algorithm that declared few peers per phase, like the ring's
+	 * one neighbour each way) they are lists of nin / nout entries searched by peer.
+	 */
+	uint32_t cap;
+	uint32_t nin, nout;
+	struct or_inbound *in;   /* [cap] */
+	struct or_outbound *out; /* [cap] */
+	uint32_t *order;         /* indices into out[] in send order (incast rotation) */
 	uint32_t norder;
 	uint32_t group;          /* first index in order of the current incast group */
 	uint32_t incast;
 };
 
-#define OR_MAX_PHASES 2
+/* Phases of an algorithm that declares none (Transpose). */
+#define OR_DEFAULT_PHASES 2
 
 struct or_bounded_op {
 	struct or_coll *c;
@@ -101,7 +111,11 @@ struct or_bounded_op {
 	void *work; /* the encoded contribution, whole blocks */
 	size_t max_received_loss_ppm;
 	uint64_t peers_heard;
-	struct or_phase ph[OR_MAX_PHASES];
+	/* Declared by the algorithm (or_bop_set_phases), allocated on first use. */
+	struct or_phase *ph;
+	unsigned nphases;
+	unsigned status_split; /* phases [0, split) report in status slot 0, the rest in 1 */
+	int declared;          /* by or_bop_set_phases, not the default */
 };
 
 struct or_bounded {
@@ -454,6 +468,42 @@ static void park(struct or_bounded *b, const uint8_t *pkt, size_t len)
 	b->stats.packets_parked++;
 }
 
+/* The inbound slot of sender in ph, or NULL if the phase expects nothing from it. */
+static struct or_inbound *inbound_of(struct or_phase *ph, uint32_t size, uint32_t sender)
+{
+	if (!ph->in)
+		return NULL;
+	if (ph->cap >= size)
+		return sender < size ? &ph->in[sender] : NULL;
+	for (uint32_t i = 0; i < ph->nin; i++)
+		if (ph->in[i].peer == sender)
+			return &ph->in[i];
+	return NULL;
+}
+
+static struct or_outbound *outbound_of(struct or_phase *ph, uint32_t size, uint32_t peer)
+{
+	if (ph->cap >= size)
+		return peer < size ? &ph->out[peer] : NULL;
+	for (uint32_t i = 0; i < ph->nout; i++)
+		if (ph->out[i].peer == peer)
+			return &ph->out[i];
+	return NULL;
+}
+
+/*
+ * Most steps any operation on a communicator of n ranks may declare: the ring's 2(n-1), at
+ * least the default 2, at most what the 16-bit step field holds.  Packets of operations not
+ * started yet are parked when their step is below it.
+ */
+static uint16_t max_steps(uint32_t n)
+{
+	uint64_t m = n > 1 ? 2 * (uint64_t)(n - 1) : 0;
+	if (m < OR_DEFAULT_PHASES)
+		m = OR_DEFAULT_PHASES;
+	return m > UINT16_MAX ? UINT16_MAX : (uint16_t)m;
+}
+
 static void deliver(struct or_bounded *b, const struct or_wire_hdr *h, const uint8_t *payload)
 {
 	struct or_bounded_op *op = b->op;
@@ -461,12 +511,12 @@ static void deliver(struct or_bounded *b, const struct or_wire_hdr *h, const uin
 	struct or_inbound *in;
 	size_t idx;
 
-	if (h->step >= OR_MAX_PHASES) {
+	if (h->step >= op->nphases || !op->ph) {
 		b->stats.packets_invalid++;
 		return;
 	}
 	ph = &op->ph[h->step];
-	in = ph->in ? &ph->in[h->sender] : NULL;
+	in = inbound_of(ph, op->c->size, h->sender);
 	/* Validity first, so that a malformed packet is counted invalid even if late. */
 	if (!in || !in->region || h->sender == op->c->rank ||
 	    (size_t)h->offset + h->length > in->bytes || h->offset % b->payload ||
@@ -511,13 +561,16 @@ static void handle_packet(struct or_bounded *b, const uint8_t *pkt, size_t len)
 		.nranks = b->comm->size,
 		.seq_lo = b->seq_lo,
 		.seq_hi = b->seq_lo + OR_SEQ_WINDOW,
-		.nsteps = OR_MAX_PHASES,
+		.nsteps = max_steps(b->comm->size),
 		.step_bytes = step_bytes,
 		.arg = b,
 		.max_contrib = (uint16_t)(b->comm->size > 65535 ? 65535 : b->comm->size),
 	};
 	int ret = or_wire_decode(pkt, len, &h);
 
+	/* The running operation accepts only the steps its algorithm declared. */
+	if (!ret && b->op && h.seq == b->op->c->seq && b->op->ph)
+		e.nsteps = (uint16_t)b->op->nphases;
 	if (!ret)
 		ret = or_wire_validate(&h, &e);
 	if (ret == OR_WIRE_EWINDOW_OLD) {
@@ -529,7 +582,8 @@ static void handle_packet(struct or_bounded *b, const uint8_t *pkt, size_t len)
 		or_log(OR_LOG_PACKET, "dropped packet: %s", or_wire_reject_name(ret));
 		return;
 	}
-	if (!b->op || h.seq != b->op->c->seq) {
+	/* Kept until the operation's algorithm has declared its phases and regions. */
+	if (!b->op || h.seq != b->op->c->seq || !b->op->ph) {
 		park(b, pkt, len);
 		return;
 	}
@@ -665,13 +719,12 @@ static int pump(struct or_bounded *b, unsigned step)
 		if (end > ph->norder)
 			end = ph->norder;
 		for (uint32_t i = ph->group; i < end && budget > 0; i++) {
-			uint32_t peer = ph->order[i];
-			struct or_outbound *o = &ph->out[peer];
+			struct or_outbound *o = &ph->out[ph->order[i]];
 			int ret;
 			if (o->next >= o->npkts + (o->npkts > 0))
 				continue;
 			pending = 1;
-			ret = send_one(b, ph, step, peer, o);
+			ret = send_one(b, ph, step, o->peer, o);
 			if (ret < 0)
 				return ret;
 			progressed |= ret;
@@ -715,15 +768,80 @@ static size_t stripe_stride(size_t n, size_t pkts_per_block)
 	}
 }
 
+static void free_phases(struct or_bounded_op *op)
+{
+	for (unsigned p = 0; op->ph && p < op->nphases; p++) {
+		struct or_phase *ph = &op->ph[p];
+		for (uint32_t i = 0; ph->in && i < ph->cap; i++)
+			free(ph->in[i].seen);
+		free(ph->in);
+		free(ph->out);
+		free(ph->order);
+	}
+	free(op->ph);
+	op->ph = NULL;
+	op->nphases = 0;
+}
+
+int or_bop_set_phases(struct or_coll *c, unsigned nphases, uint32_t peers, unsigned split)
+{
+	struct or_bounded_op *op = c->bop;
+	uint32_t cap = peers && peers < c->size ? peers : c->size;
+
+	if (!op || op->ph || nphases == 0 || nphases > max_steps(c->size) || split > nphases)
+		return -OPTIREDUCE_EINVAL;
+	op->ph = calloc(nphases, sizeof(*op->ph));
+	if (!op->ph)
+		return -OPTIREDUCE_ENOMEM;
+	op->nphases = nphases;
+	op->status_split = split;
+	op->declared = 1;
+	for (unsigned p = 0; p < nphases; p++) {
+		struct or_phase *ph = &op->ph[p];
+		ph->cap = cap;
+		ph->in = calloc(cap, sizeof(*ph->in));
+		ph->out = calloc(cap, sizeof(*ph->out));
+		ph->order = calloc(cap, sizeof(*ph->order));
+		if (!ph->in || !ph->out || !ph->order) {
+			free_phases(op);
+			return -OPTIREDUCE_ENOMEM;
+		}
+		for (uint32_t i = 0; cap == c->size && i < cap; i++)
+			ph->in[i].peer = ph->out[i].peer = i;
+	}
+	return 0;
+}
+
+/* The phase, allocating the default two (every peer) for an algorithm that declared none. */
+static struct or_phase *phase_of(struct or_coll *c, unsigned phase)
+{
+	if (!c->bop->ph) {
+		if (or_bop_set_phases(c, OR_DEFAULT_PHASES, 0, 1))
+			return NULL;
+		c->bop->declared = 0;
+	}
+	return phase < c->bop->nphases ? &c->bop->ph[phase] : NULL;
+}
+
 int or_bop_recv_region(struct or_coll *c, unsigned phase, uint32_t sender, void *region,
 		       size_t bytes)
 {
 	struct or_bounded *b = c->comm->bounded;
+	struct or_phase *ph = phase_of(c, phase);
 	struct or_inbound *in;
 
-	if (phase >= OR_MAX_PHASES || sender >= c->size || bytes > UINT32_MAX)
+	if (!ph || sender >= c->size || sender == c->rank || bytes > UINT32_MAX)
 		return -OPTIREDUCE_EINVAL;
-	in = &c->bop->ph[phase].in[sender];
+	in = inbound_of(ph, c->size, sender);
+	if (!in) {
+		if (ph->nin >= ph->cap)
+			return -OPTIREDUCE_EINVAL; /* more peers than declared */
+		in = &ph->in[ph->nin++];
+		in->peer = sender;
+	} else if (in->region && in->bytes) {
+		ph->senders_expected--; /* declared again: the new region replaces it */
+		ph->bytes_expected -= in->bytes;
+	}
 	in->region = region;
 	in->bytes = bytes;
 	in->npkts = npkts_of(b, bytes);
@@ -733,8 +851,8 @@ int or_bop_recv_region(struct or_coll *c, unsigned phase, uint32_t sender, void 
 		return -OPTIREDUCE_ENOMEM;
 	memset(region, 0, bytes);
 	if (bytes) {
-		c->bop->ph[phase].senders_expected++;
-		c->bop->ph[phase].bytes_expected += bytes;
+		ph->senders_expected++;
+		ph->bytes_expected += bytes;
 	}
 	return 0;
 }
@@ -743,11 +861,18 @@ int or_bop_send_region(struct or_coll *c, unsigned phase, uint32_t peer, const v
 		       size_t bytes, uint16_t contrib)
 {
 	struct or_bounded *b = c->comm->bounded;
+	struct or_phase *ph = phase_of(c, phase);
 	struct or_outbound *o;
 
-	if (phase >= OR_MAX_PHASES || peer >= c->size || bytes > UINT32_MAX)
+	if (!ph || peer >= c->size || peer == c->rank || bytes > UINT32_MAX)
 		return -OPTIREDUCE_EINVAL;
-	o = &c->bop->ph[phase].out[peer];
+	o = outbound_of(ph, c->size, peer);
+	if (!o) {
+		if (ph->nout >= ph->cap)
+			return -OPTIREDUCE_EINVAL;
+		o = &ph->out[ph->nout++];
+		o->peer = peer;
+	}
 	o->buf = buf;
 	o->bytes = bytes;
 	o->npkts = npkts_of(b, bytes);
@@ -760,12 +885,13 @@ int or_bop_send_region(struct or_coll *c, unsigned phase, uint32_t peer, const v
 int or_bop_phase_begin(struct or_coll *c, unsigned phase)
 {
 	struct or_bounded *b = c->comm->bounded;
-	struct or_phase *ph;
+	struct or_phase *ph = phase_of(c, phase);
 	uint64_t deadline;
+	unsigned slot;
 
-	if (phase >= OR_MAX_PHASES)
+	if (!ph || ph->begun)
 		return -OPTIREDUCE_EINVAL;
-	ph = &c->bop->ph[phase];
+	slot = phase < c->bop->status_split ? 0 : 1;
 	ph->begun = 1;
 	ph->start_us = or_now_us();
 	/* Always asked: it also refreshes the quiet time of early timeout.  A fixed timeout set
@@ -773,26 +899,59 @@ int or_bop_phase_begin(struct or_coll *c, unsigned phase)
 	deadline = or_tmo_deadline(&b->tmo, c->count * c->esize);
 	if (param_i(b, OR_P_TIMEOUT_US) > 0)
 		deadline = (uint64_t)param_i(b, OR_P_TIMEOUT_US);
-	ph->deadline_us = deadline;
-	c->status->deadline_us[phase] = deadline;
+	/*
+	 * Phases an algorithm declared (the ring's steps) end by op start + (p+1) * deadline
+	 * rather than deadline after they begin: a sender whose previous step ran into the
+	 * hard bound sends this step late by up to one deadline, and a receiver that began the
+	 * step on time would cut it off just as it comes, and so on around the ring.  The
+	 * whole operation is still bounded by nphases deadlines.
+	 */
+	if (c->bop->declared && phase > 0) {
+		double end = c->bop->ph[0].start_us + (double)(phase + 1) * (double)deadline;
+		ph->deadline_us = end > ph->start_us + 1 ? (uint64_t)(end - ph->start_us) : 1;
+	} else {
+		ph->deadline_us = deadline;
+	}
+	if (deadline > c->status->deadline_us[slot])
+		c->status->deadline_us[slot] = deadline;
 	ph->incast = c->incast ? c->incast : 1;
-	/* Rotation: peer r+k in round k, so in a round every receiver has one sender. */
 	ph->norder = 0;
-	for (uint32_t k = 1; k < c->size; k++)
-		ph->order[ph->norder++] = (c->rank + k) % c->size;
+	if (ph->cap >= c->size) {
+		/* Rotation: peer r+k in round k, so in a round every receiver has one sender. */
+		for (uint32_t k = 1; k < c->size; k++)
+			ph->order[ph->norder++] = (c->rank + k) % c->size;
+	} else {
+		for (uint32_t i = 0; i < ph->nout; i++)
+			ph->order[ph->norder++] = i;
+	}
 	ph->group = 0;
 	b->last_refill_us = or_now_us();
 	return pump(b, phase);
 }
 
+static const char *phase_end_name(enum optireduce_phase_end e);
+
+/*
+ * Status has two phase slots.  Each phase adds its elements to its slot, and a slot's end
+ * is the worst of its phases' (hard bound over early timeout over all data), so a ring's
+ * 2(N-1) steps report as reduce-scatter in slot 0 and allgather in slot 1.
+ */
 static void close_phase(struct or_bounded_op *op, unsigned phase, enum optireduce_phase_end why)
 {
 	struct or_phase *ph = &op->ph[phase];
+	unsigned slot = phase < op->status_split ? 0 : 1;
+	struct optireduce_status *st = op->c->status;
+
 	ph->closed = 1;
 	ph->end = why;
-	op->c->status->phase_end[phase] = why;
-	op->c->status->elements_expected[phase] = ph->bytes_expected / op->c->esize;
-	op->c->status->elements_received[phase] = ph->bytes_received / op->c->esize;
+	or_log(OR_LOG_TRACE, "op %llu phase %u closed %s after %.0f us: %llu/%llu bytes, last %u/%u",
+	       (unsigned long long)op->c->seq, phase, phase_end_name(why), or_now_us() - ph->start_us,
+	       (unsigned long long)ph->bytes_received, (unsigned long long)ph->bytes_expected,
+	       ph->senders_last, ph->senders_expected);
+	if ((int)why > st->phase_end[slot])
+		st->phase_end[slot] = why;
+	st->elements_expected[slot] += ph->bytes_expected / op->c->esize;
+	st->elements_received[slot] += ph->bytes_received / op->c->esize;
 	if (why == OPTIREDUCE_PHASE_HARD_BOUND)
 		op->c->status->flags |= OPTIREDUCE_STATUS_DEADLINE_FIRED;
 }
@@ -801,11 +960,13 @@ static void close_phase(struct or_bounded_op *op, unsigned phase, enum optireduc
 int or_bop_phase_done(struct or_coll *c, unsigned phase)
 {
 	struct or_bounded *b = c->comm->bounded;
-	struct or_phase *ph = &c->bop->ph[phase];
+	struct or_phase *ph = phase < c->bop->nphases ? &c->bop->ph[phase] : NULL;
 	struct or_tmo_phase tp;
 	enum or_tmo_reason why;
 	uint32_t unsent = 0;
 
+	if (!ph)
+		return -OPTIREDUCE_EINVAL;
 	if (ph->closed)
 		return 1;
 	if (!ph->begun)
@@ -818,8 +979,11 @@ int or_bop_phase_done(struct or_coll *c, unsigned phase)
 	tp.senders_last = ph->senders_last;
 	tp.bytes_expected = ph->bytes_expected;
 	tp.bytes_received = ph->bytes_received;
-	tp.last_arrival_us = ph->bytes_received ? (uint64_t)(ph->last_arrival_us - ph->start_us) + 1
-						: 0;
+	/* Packets that came before the phase began (a sender ahead of us) count as arriving at
+	 * its start: a negative time would read as far in the future and block early timeout. */
+	tp.last_arrival_us = !ph->bytes_received		  ? 0
+			     : ph->last_arrival_us <= ph->start_us ? 1
+			     : (uint64_t)(ph->last_arrival_us - ph->start_us) + 1;
 	why = or_tmo_phase_check(&b->tmo, c->count * c->esize, &tp,
 				 (uint64_t)(or_now_us() - ph->start_us) + 1);
 	/* Every byte is in: that is all the data, whether or not a LAST flag made it. */
@@ -879,9 +1043,14 @@ int or_bop_accumulate(struct or_coll *c, unsigned phase, uint32_t sender, void *
 		      size_t elems, uint32_t *present)
 {
 	struct or_bounded *b = c->comm->bounded;
-	struct or_inbound *in = &c->bop->ph[phase].in[sender];
+	struct or_inbound *in = phase < c->bop->nphases
+					? inbound_of(&c->bop->ph[phase], c->size, sender)
+					: NULL;
 	size_t be = c->bop->block_elems, es = c->esize;
 	int rescale = (int)param_i(b, OR_P_RESCALE), missing = 0;
+
+	if (!in || !in->region || elems * es > in->bytes)
+		return -OPTIREDUCE_EINVAL;
 
 	for (size_t lo = 0; lo < elems; lo += be) {
 		size_t n = elems - lo < be ? elems - lo : be;
@@ -907,17 +1076,22 @@ int or_bop_accumulate(struct or_coll *c, unsigned phase, uint32_t sender, void *
 
 /*
  * The final phase placed sender's reduced shard at its region; blocks that lost packets are
- * rescaled, and blocks that lost everything fall back to this rank's own contribution times
- * the number of ranks.  Returns the number of fallback blocks.
+ * rescaled, and blocks that lost everything fall back to own, an unbiased estimate of the
+ * sum of own_contrib contributions, times N / own_contrib.  Returns the number of fallback
+ * blocks.
  */
-int or_bop_finalize_region(struct or_coll *c, unsigned phase, uint32_t sender, const void *own,
-			   size_t elems)
+int or_bop_finalize_region_from(struct or_coll *c, unsigned phase, uint32_t sender,
+				const void *own, uint32_t own_contrib, size_t elems)
 {
 	struct or_bounded *b = c->comm->bounded;
-	struct or_inbound *in = &c->bop->ph[phase].in[sender];
+	struct or_inbound *in = phase < c->bop->nphases
+					? inbound_of(&c->bop->ph[phase], c->size, sender)
+					: NULL;
 	size_t be = c->bop->block_elems, es = c->esize;
 	int rescale = (int)param_i(b, OR_P_RESCALE), fallback = 0;
 
+	if (!in || !in->region || elems * es > in->bytes || own_contrib == 0)
+		return -OPTIREDUCE_EINVAL;
 	if (in->got_pkts == in->npkts)
 		return 0;
 	for (size_t lo = 0; lo < elems; lo += be) {
@@ -930,7 +1104,8 @@ int or_bop_finalize_region(struct or_coll *c, unsigned phase, uint32_t sender, c
 		if (k == 0) {
 			if (rescale) {
 				memcpy(d, (const char *)own + lo * es, n * es);
-				or_reduce_scale(d, n, c->dtype, (double)c->size);
+				or_reduce_scale(d, n, c->dtype,
+						(double)c->size / (double)own_contrib);
 			}
 			fallback++;
 		} else if (rescale) {
@@ -940,20 +1115,19 @@ int or_bop_finalize_region(struct or_coll *c, unsigned phase, uint32_t sender, c
 	return fallback;
 }
 
+int or_bop_finalize_region(struct or_coll *c, unsigned phase, uint32_t sender, const void *own,
+			   size_t elems)
+{
+	return or_bop_finalize_region_from(c, phase, sender, own, 1, elems);
+}
+
 /* ---- the operation ---- */
 
 static void free_op(struct or_bounded_op *op)
 {
 	if (!op)
 		return;
-	for (int p = 0; p < OR_MAX_PHASES; p++) {
-		if (op->ph[p].in)
-			for (uint32_t s = 0; s < op->c->size; s++)
-				free(op->ph[p].in[s].seen);
-		free(op->ph[p].in);
-		free(op->ph[p].out);
-		free(op->ph[p].order);
-	}
+	free_phases(op);
 	free(op->work);
 	free(op);
 }
@@ -990,14 +1164,8 @@ int or_bounded_op_start(struct or_bounded *b, struct or_coll *c)
 	op->block_elems = (size_t)1 << op->log2_block;
 	op->nblocks = c->count ? (c->count + op->block_elems - 1) / op->block_elems : 0;
 	op->work = calloc(op->nblocks * op->block_elems + 1, wes);
-	for (int p = 0; p < OR_MAX_PHASES && op->work; p++) {
-		op->ph[p].in = calloc(c->size, sizeof(struct or_inbound));
-		op->ph[p].out = calloc(c->size, sizeof(struct or_outbound));
-		op->ph[p].order = calloc(c->size, sizeof(uint32_t));
-		if (!op->ph[p].in || !op->ph[p].out || !op->ph[p].order)
-			ret = -OPTIREDUCE_ENOMEM;
-	}
-	if (!op->work || ret) {
+	/* Phases are allocated when the algorithm declares them (or_bop_set_phases). */
+	if (!op->work) {
 		free_op(op);
 		return -OPTIREDUCE_ENOMEM;
 	}
@@ -1061,7 +1229,7 @@ static void finish_stats(struct or_bounded *b, struct or_coll *c)
 	st->packets_stale = b->stats.packets_stale;
 	st->packets_duplicate = b->stats.packets_duplicate;
 	st->packets_parked = b->stats.packets_parked;
-	for (int p = 0; p < OR_MAX_PHASES; p++) {
+	for (unsigned p = 0; p < c->bop->nphases; p++) {
 		exp += c->bop->ph[p].bytes_expected;
 		got += c->bop->ph[p].bytes_received;
 	}
@@ -1109,11 +1277,18 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 	if (!ret && c->op == OPTIREDUCE_AVG && op->user_count)
 		ret = or_reduce_divide(op->user_rbuf, op->user_count, op->user_dtype, c->size);
 	finish_stats(b, c);
-	for (int p = 0; p < OR_MAX_PHASES; p++)
+	for (unsigned p = 0; p < op->nphases; p++)
 		hit |= op->ph[p].end == OPTIREDUCE_PHASE_HARD_BOUND;
-	elapsed = or_now_us() - op->ph[0].start_us;
-	or_tmo_complete(&b->tmo, op->user_count * optireduce_dtype_size(op->user_dtype),
-			(uint64_t)(elapsed > 0 ? elapsed : 0), hit, b->own_loss);
+	/* An operation that moved nothing (one rank, no elements) teaches the controller nothing. */
+	if (op->nphases && op->ph[0].begun) {
+		elapsed = or_now_us() - op->ph[0].start_us;
+		/* The deadline bounds one phase and is calibrated on operations of two: an
+		 * algorithm of more phases (the ring's 2(N-1) steps) reports time per two. */
+		if (op->nphases > OR_DEFAULT_PHASES)
+			elapsed = elapsed * OR_DEFAULT_PHASES / op->nphases;
+		or_tmo_complete(&b->tmo, op->user_count * optireduce_dtype_size(op->user_dtype),
+				(uint64_t)(elapsed > 0 ? elapsed : 0), hit, b->own_loss);
+	}
 	/* Pacing: back off when peers report loss, probe upward when clean. */
 	if (param_d(b, OR_P_PACING_RATE) <= 0) {
 		double loss = b->peer_loss > b->own_loss ? b->peer_loss : b->own_loss;
@@ -1128,8 +1303,8 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 	}
 	or_log(OR_LOG_DEBUG,
 	       "op %llu: phases %s/%s, deadline %llu us, loss %.4f, rate %.0f Mbit/s, incast %u",
-	       (unsigned long long)c->seq, phase_end_name(op->ph[0].end),
-	       phase_end_name(op->ph[1].end), (unsigned long long)op->ph[0].deadline_us,
+	       (unsigned long long)c->seq, phase_end_name(c->status->phase_end[0]),
+	       phase_end_name(c->status->phase_end[1]), (unsigned long long)c->status->deadline_us[0],
 	       b->own_loss, b->rate_mbps, c->incast);
 	end_op(b, c);
 	return ret;
@@ -1155,7 +1330,7 @@ int or_bounded_poll(struct or_bounded *b)
 		return ret;
 	ret += drain_ready(b);
 	if (b->op) {
-		for (unsigned p = 0; p < OR_MAX_PHASES; p++)
+		for (unsigned p = 0; p < b->op->nphases; p++)
 			if (b->op->ph[p].begun && !b->op->ph[p].closed &&
 			    b->op->ph[p].group < b->op->ph[p].norder) {
 				r2 = pump(b, p);
@@ -1177,7 +1352,7 @@ int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms)
 	/* Sends waiting for tokens sleep until the bucket holds a packet, not spin: ranks that
 	 * share a core need it to drain their sockets instead of dropping datagrams.  The
 	 * progress thread keeps reaping meanwhile. */
-	for (unsigned p = 0; p < OR_MAX_PHASES; p++)
+	for (unsigned p = 0; p < op->nphases; p++)
 		if (op->ph[p].begun && !op->ph[p].closed && op->ph[p].group < op->ph[p].norder) {
 			double need = (double)(b->max_msg) - b->tokens, us;
 			refill(b);

@@ -50,12 +50,21 @@ int or_coll_recv(struct or_coll *c, uint32_t peer, uint32_t step, uint32_t seg, 
  * estimator helpers turn what arrived into unbiased sums.  Regions hold whole blocks of
  * c->dtype (float32 or float64, Hadamard-rotated).
  */
+/*
+ * Optional, before any region: the algorithm runs nphases phases (at most 2(N-1), the
+ * ring's, and at least 1), each with at most peers senders and peers receivers (0: any
+ * rank), so a phase costs O(peers) memory instead of O(N).  Phases [0, split) report in
+ * status slot 0, the others in slot 1.  Without it an operation has 2 phases of any peers,
+ * phase p reporting in slot p.
+ */
+int or_bop_set_phases(struct or_coll *c, unsigned nphases, uint32_t peers, unsigned split);
 int or_bop_recv_region(struct or_coll *c, unsigned phase, uint32_t sender, void *region,
 		       size_t bytes);
 int or_bop_send_region(struct or_coll *c, unsigned phase, uint32_t peer, const void *buf,
 		       size_t bytes, uint16_t contrib);
 void or_bop_regions_ready(struct or_coll *c);
 int or_bop_phase_begin(struct or_coll *c, unsigned phase);
+/* 1 closed, 0 open, -OPTIREDUCE_EINVAL for a phase that was not declared. */
 int or_bop_phase_done(struct or_coll *c, unsigned phase);
 size_t or_bop_block_elems(const struct or_coll *c);
 /*
@@ -67,6 +76,9 @@ int or_bop_accumulate(struct or_coll *c, unsigned phase, uint32_t sender, void *
 /* Rescale sender's final-phase region in place; empty blocks fall back to own * N. */
 int or_bop_finalize_region(struct or_coll *c, unsigned phase, uint32_t sender, const void *own,
 			   size_t elems);
+/* The same, where own estimates the sum of own_contrib contributions: * N / own_contrib. */
+int or_bop_finalize_region_from(struct or_coll *c, unsigned phase, uint32_t sender,
+				const void *own, uint32_t own_contrib, size_t elems);
 
 /* Where chunk i of n begins, in elements: the first count % n chunks get one more. */
 static inline size_t or_chunk_start(size_t count, uint32_t n, uint32_t i)

@@ -1,0 +1,4 @@
+#!/bin/sh
+# Bounded ring on 4 ranks: clean result equals the exact sum; injected loss gives unbiased
+# estimates whose error follows the ring's theory (ring_theory in mpi_bounded.c).
+exec "${top_srcdir:-.}/test/run-mpi.sh" 4 "${top_builddir:-.}/test/mpi_bounded" -q ring
