@@ -38,7 +38,8 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	X(LOG_LEVEL, "log_level", OR_PT_INT, "1", "0", "5",                                        \
 	  "0 none, 1 errors and warnings, 2 info, 3 debug, 4 trace, 5 packet trace")               \
 	X(TIMEOUT_US, "timeout_us", OR_PT_INT, "0", "0", "600000000",                              \
-	  "Bounded mode: fixed per-phase deadline in microseconds; 0 = adaptive")                  \
+	  "Bounded mode: fixed deadline of each phase (each step of ring) in microseconds; "        \
+	  "0 = adaptive")                  \
 	X(TIMEOUT_MIN_US, "timeout_min_us", OR_PT_INT, "200", "1", "600000000",                    \
 	  "Bounded mode: lower bound of adaptive deadlines")                                       \
 	X(TIMEOUT_MAX_US, "timeout_max_us", OR_PT_INT, "2000000", "1", "600000000",                \
