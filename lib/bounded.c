@@ -139,6 +139,7 @@ struct or_bounded {
 	double last_refill_us;
 	double peer_loss; /* worst loss peers reported in this operation, fraction */
 	double own_loss;  /* loss this rank saw in its last operation, reported in headers */
+	double loss_avg;  /* EWMA of the loss of past operations: the network's usual loss */
 	uint64_t inject_state;
 	struct or_tmo tmo;
 	uint32_t *tmo_store;
@@ -989,6 +990,20 @@ int or_bop_phase_done(struct or_coll *c, unsigned phase)
 	/* Every byte is in: that is all the data, whether or not a LAST flag made it. */
 	if (ph->bytes_expected && ph->bytes_received >= ph->bytes_expected)
 		why = OR_TMO_ALL_DATA;
+	/*
+	 * Until the controller knows t_C (calibration; or every operation so far lost packets
+	 * and hit the bound) it has no quiet time.  Every sender's LAST is in, so what is
+	 * missing is lost, not late: the phase's own transfer time stands in for t_C.
+	 */
+	if (why == OR_TMO_NOT_YET && ph->senders_expected &&
+	    ph->senders_last >= ph->senders_expected && ph->bytes_received) {
+		double now = or_now_us(), transfer = ph->last_arrival_us - ph->start_us, quiet;
+		quiet = param_d(b, OR_P_EARLY_FRACTION) * (transfer > 0 ? transfer : 0);
+		if (quiet < (double)param_i(b, OR_P_TIMEOUT_MIN_US))
+			quiet = (double)param_i(b, OR_P_TIMEOUT_MIN_US);
+		if (now - ph->last_arrival_us >= quiet)
+			why = OR_TMO_EARLY_TIMEOUT;
+	}
 	if (why == OR_TMO_EARLY_TIMEOUT && !param_i(b, OR_P_EARLY_TIMEOUT))
 		why = OR_TMO_NOT_YET;
 	/* Our own sends must leave before a phase closes, or peers lose them for nothing;
@@ -1257,7 +1272,7 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 {
 	struct or_bounded_op *op = c->bop;
 	int ret = 0, hit = 0;
-	double elapsed;
+	double elapsed, elapsed_override = 0;
 
 	if (op->nblocks && param_i(b, OR_P_HADAMARD)) {
 		ret = c->dtype == OPTIREDUCE_FLOAT64
@@ -1277,25 +1292,53 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 	if (!ret && c->op == OPTIREDUCE_AVG && op->user_count)
 		ret = or_reduce_divide(op->user_rbuf, op->user_count, op->user_dtype, c->size);
 	finish_stats(b, c);
-	for (unsigned p = 0; p < op->nphases; p++)
-		hit |= op->ph[p].end == OPTIREDUCE_PHASE_HARD_BOUND;
+	{
+		/* A phase that hit the bound after every sender's LAST arrived lost packets, it
+		 * was not slow: the controller learns its transfer time, as a completion. */
+		int lossy_only = 1;
+		double last = 0;
+		for (unsigned p = 0; p < op->nphases; p++) {
+			struct or_phase *ph = &op->ph[p];
+			if (ph->end != OPTIREDUCE_PHASE_HARD_BOUND)
+				continue;
+			hit = 1;
+			if (!ph->senders_expected || ph->senders_last < ph->senders_expected)
+				lossy_only = 0;
+		}
+		for (unsigned p = 0; p < op->nphases; p++)
+			if (op->ph[p].last_arrival_us > last)
+				last = op->ph[p].last_arrival_us;
+		if (hit && lossy_only && op->nphases && last > op->ph[0].start_us) {
+			hit = 0;
+			elapsed_override = last - op->ph[0].start_us;
+		}
+	}
 	/* An operation that moved nothing (one rank, no elements) teaches the controller nothing. */
 	if (op->nphases && op->ph[0].begun) {
-		elapsed = or_now_us() - op->ph[0].start_us;
+		elapsed = elapsed_override > 0 ? elapsed_override : or_now_us() - op->ph[0].start_us;
 		/* The deadline bounds one phase and is calibrated on operations of two: an
 		 * algorithm of more phases (the ring's 2(N-1) steps) reports time per two. */
 		if (op->nphases > OR_DEFAULT_PHASES)
 			elapsed = elapsed * OR_DEFAULT_PHASES / op->nphases;
+		/* The controller's loss signal (incast, backoff) is loss above the usual level,
+		 * for the same reason as pacing's below. */
+		double excess = b->own_loss - b->loss_avg;
 		or_tmo_complete(&b->tmo, op->user_count * optireduce_dtype_size(op->user_dtype),
-				(uint64_t)(elapsed > 0 ? elapsed : 0), hit, b->own_loss);
+				(uint64_t)(elapsed > 0 ? elapsed : 0), hit, excess > 0 ? excess : 0);
 	}
-	/* Pacing: back off when peers report loss, probe upward when clean. */
+	/*
+	 * Pacing: back off when the loss peers report jumps above the network's usual loss
+	 * (our own bursts overflowing a queue), probe upward when it is at the usual level.
+	 * Random loss that does not depend on the rate (a lossy link) must not drive the
+	 * rate to the floor: it is in loss_avg, so it does not count as a jump.
+	 */
 	if (param_d(b, OR_P_PACING_RATE) <= 0) {
 		double loss = b->peer_loss > b->own_loss ? b->peer_loss : b->own_loss;
-		if (loss > 0.002)
+		if (loss > 2.0 * b->loss_avg + 0.005)
 			b->rate_mbps *= 0.85;
-		else
+		else if (loss <= b->loss_avg + 0.002)
 			b->rate_mbps *= 1.05;
+		b->loss_avg += 0.125 * (loss - b->loss_avg);
 		if (b->rate_mbps < OR_MIN_RATE_MBPS)
 			b->rate_mbps = OR_MIN_RATE_MBPS;
 		if (b->rate_mbps > OR_MAX_RATE_MBPS)
