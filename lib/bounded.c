@@ -109,6 +109,7 @@ struct or_bounded_op {
 	unsigned log2_block;
 	size_t nblocks;
 	void *work; /* the encoded contribution, whole blocks */
+	size_t work_bytes;
 	size_t max_received_loss_ppm;
 	uint64_t peers_heard;
 	/* Declared by the algorithm (or_bop_set_phases), allocated on first use. */
@@ -148,8 +149,7 @@ struct or_bounded {
 	 * Two locks.  lock (recursive) guards the operation state above and is held by the
 	 * core while it works on the communicator.  ofi_lock guards the endpoint (libfabric
 	 * calls, FI_THREAD_DOMAIN), the free send buffers and the ready queue: receive
-	 * buffers whose packet the progress thread reaped but nobody has handled yet.  So
-	 * the thread keeps the socket drained even while the core holds lock and sleeps.
+	 * buffers whose packet was reaped but not handled yet (handling needs lock).
 	 */
 	pthread_mutex_t lock;
 	pthread_mutex_t ofi_lock;
@@ -158,6 +158,9 @@ struct or_bounded {
 	pthread_t thread;
 	int thread_running;
 	volatile int thread_stop;
+	/* The last operation's encoded buffer, kept: fresh pages cost a fault each. */
+	void *work_cache;
+	size_t work_cap;
 };
 
 static double param_d(struct or_bounded *b, enum or_param_id id)
@@ -346,6 +349,7 @@ void or_bounded_destroy(struct or_bounded *b)
 	free(b->rx_mem);
 	free(b->tx_mem);
 	free(b->tmo_store);
+	free(b->work_cache);
 	pthread_mutex_destroy(&b->lock);
 	pthread_mutex_destroy(&b->ofi_lock);
 	free(b);
@@ -381,9 +385,9 @@ static void sleep_us(long us)
 /*
  * A socket buffer holds well under a millisecond of datagrams at the rates peers send,
  * and a rank that computes between two allreduces, enters one late, or is descheduled
- * does not read it: without this thread those datagrams are lost in the kernel.  It
- * moves datagrams into the receive ring's ready queue at any time, parks them when the
- * application is outside the library, and backs off to progress_idle_us when quiet.
+ * does not read it: without this thread those datagrams are lost in the kernel.  While
+ * the application is outside the library it reaps the endpoint and parks what arrives
+ * early, and it backs off to progress_idle_us when quiet.
  */
 static void *progress_thread(void *arg)
 {
@@ -392,14 +396,17 @@ static void *progress_thread(void *arg)
 	unsigned long long reaped = 0, wakeups = 0;
 
 	while (!b->thread_stop) {
-		int n = reap(b);
+		int n = 0;
 		wakeups++;
-		reaped += n > 0 ? (unsigned long long)n : 0;
-		/* Outside the library nobody handles packets: park them here, freeing buffers. */
+		/* Only while the application is outside the library: inside, it reaps for itself,
+		 * and two threads taking turns at the endpoint cost more than they gain (the
+		 * enlarged socket buffer covers a descheduled application). */
 		if (pthread_mutex_trylock(&b->lock) == 0) {
+			n = reap(b);
 			drain_ready(b);
 			pthread_mutex_unlock(&b->lock);
 		}
+		reaped += n > 0 ? (unsigned long long)n : 0;
 		if (n > 0) {
 			idle = 10;
 			continue;
@@ -1138,13 +1145,33 @@ int or_bop_finalize_region(struct or_coll *c, unsigned phase, uint32_t sender, c
 
 /* ---- the operation ---- */
 
-static void free_op(struct or_bounded_op *op)
+static void free_op(struct or_bounded *b, struct or_bounded_op *op)
 {
 	if (!op)
 		return;
 	free_phases(op);
-	free(op->work);
+	if (op->work && op->work_bytes > b->work_cap) {
+		free(b->work_cache);
+		b->work_cache = op->work;
+		b->work_cap = op->work_bytes;
+	} else {
+		free(op->work);
+	}
 	free(op);
+}
+
+/* A zeroed-at-the-tail buffer of bytes for the encoded contribution, reusing the cache. */
+static void *take_work(struct or_bounded *b, size_t bytes)
+{
+	void *w;
+
+	if (b->work_cache && b->work_cap >= bytes) {
+		w = b->work_cache;
+		b->work_cache = NULL;
+		b->work_cap = 0;
+		return w;
+	}
+	return malloc(bytes);
 }
 
 static unsigned log2_of(size_t x)
@@ -1178,10 +1205,13 @@ int or_bounded_op_start(struct or_bounded *b, struct or_coll *c)
 	op->log2_block = log2_of(want_block);
 	op->block_elems = (size_t)1 << op->log2_block;
 	op->nblocks = c->count ? (c->count + op->block_elems - 1) / op->block_elems : 0;
-	op->work = calloc(op->nblocks * op->block_elems + 1, wes);
+	op->work_bytes = (op->nblocks * op->block_elems + 1) * wes;
+	op->work = take_work(b, op->work_bytes);
+	if (op->work) /* the padding of the last block must be zero for the transform */
+		memset((char *)op->work + c->count * wes, 0, op->work_bytes - c->count * wes);
 	/* Phases are allocated when the algorithm declares them (or_bop_set_phases). */
 	if (!op->work) {
-		free_op(op);
+		free_op(b, op);
 		return -OPTIREDUCE_ENOMEM;
 	}
 	/* The algorithm works on whole blocks of float32 (float64 for float64) in the rotated domain. */
@@ -1202,7 +1232,7 @@ int or_bounded_op_start(struct or_bounded *b, struct or_coll *c)
 			ret = -OPTIREDUCE_EINVAL;
 	}
 	if (ret) {
-		free_op(op);
+		free_op(b, op);
 		return ret;
 	}
 	c->rbuf = op->work;
@@ -1265,7 +1295,7 @@ static void end_op(struct or_bounded *b, struct or_coll *c)
 	b->seq_lo = c->seq + 1;
 	/* What arrives from now on (parked, stale, invalid) is reported by the next operation. */
 	memset(&b->stats, 0, sizeof(b->stats));
-	free_op(op);
+	free_op(b, op);
 }
 
 int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
