@@ -1011,8 +1011,10 @@ int or_bop_phase_done(struct or_coll *c, unsigned phase)
 		if (now - ph->last_arrival_us >= quiet)
 			why = OR_TMO_EARLY_TIMEOUT;
 	}
+	/* Early timeout off: the controller says EARLY before it looks at the hard bound. */
 	if (why == OR_TMO_EARLY_TIMEOUT && !param_i(b, OR_P_EARLY_TIMEOUT))
-		why = OR_TMO_NOT_YET;
+		why = or_now_us() - ph->start_us >= (double)ph->deadline_us ? OR_TMO_HARD_BOUND
+									   : OR_TMO_NOT_YET;
 	/* Our own sends must leave before a phase closes, or peers lose them for nothing;
 	 * the deadline still wins. */
 	if (unsent && why != OR_TMO_HARD_BOUND)
