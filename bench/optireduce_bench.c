@@ -526,11 +526,14 @@ static int validate(const void *rbuf, size_t count, const struct options *o, enu
                     int bounded, double *rel_err)
 {
 	double num = 0, den = 0, tol = op == OPTIREDUCE_AVG ? 2 * dtype_eps(o->dtype) : 0;
+	size_t nonfinite = 0, first_nonfinite = 0;
 	int bad = 0;
 
 	for (size_t i = 0; i < count; i++) {
 		double want = expected(i, op), got = load(rbuf, i, o->dtype);
 		if (!isfinite(got)) {
+			if (!nonfinite++)
+				first_nonfinite = i;
 			bad = 1;
 			continue;
 		}
@@ -548,6 +551,12 @@ static int validate(const void *rbuf, size_t count, const struct options *o, enu
 	*rel_err = den > 0 ? sqrt(num / den) : sqrt(num);
 	if (bounded && *rel_err > 1)
 		bad = 1;
+	/* Bounded results are only checked in bulk; say how they were wrong. */
+	if (bad && bounded)
+		fprintf(stderr,
+		        "optireduce_bench: rank %d: bounded result: relative L2 error %g (limit 1), "
+		        "%zu of %zu elements not finite (first at %zu)\n",
+		        rank, *rel_err, nonfinite, count, first_nonfinite);
 	return bad;
 }
 
