@@ -34,8 +34,8 @@ static int ring; /* run algorithm=ring instead of the default (transpose) */
 
 #define FAIL(...)                                                                             \
 	do {                                                                                  \
-		if (rank == 0)                                                                \
-			fprintf(stderr, __VA_ARGS__);                                         \
+		fprintf(stderr, "rank %d: ", rank);                                           \
+		fprintf(stderr, __VA_ARGS__);                                                 \
 		failures++;                                                                   \
 	} while (0)
 
@@ -191,7 +191,7 @@ static void test_loss(optireduce_comm_t *comm, size_t count, double p_inject, do
 	double t0;
 	float *s = malloc(count * 4), *r = malloc(count * 4);
 	double *mean = calloc(count, sizeof(double)), *m2 = calloc(count, sizeof(double));
-	double err2 = 0, norm2 = 0, lost = 0, expected = 0;
+	double err2 = 0, norm2 = 0, lost = 0, expected = 0, lost2 = 0, expected2 = 0;
 	char buf[32];
 	size_t biased = 0;
 
@@ -216,6 +216,8 @@ static void test_loss(optireduce_comm_t *comm, size_t count, double p_inject, do
 		lost += (double)(st.elements_expected[0] - st.elements_received[0]) +
 			(double)(st.elements_expected[1] - st.elements_received[1]);
 		expected += (double)(st.elements_expected[0] + st.elements_expected[1]);
+		lost2 += (double)(st.elements_expected[1] - st.elements_received[1]);
+		expected2 += (double)st.elements_expected[1];
 		for (size_t i = 0; i < count; i++) {
 			double truth = exact_sum(i, t + 1), e = r[i] - truth;
 			mean[i] += e;
@@ -244,9 +246,17 @@ static void test_loss(optireduce_comm_t *comm, size_t count, double p_inject, do
 			       (MPI_Wtime() - t0) * 1e3 / trials);
 		/* Injected loss is a floor (LAST packets are never dropped; a loaded host adds
 		 * socket loss on top), and the error must follow the loss actually seen.  Network
-		 * loss is random: over a few thousand packets, within a factor 2. */
+		 * loss is random, and on the emulated cloud a packet meets the rule on the way out
+		 * and on the way in (about 2p): within [0.5 p, 3 p]. */
 		theory = ring ? ring_theory(seen, nranks, count) : 2 * seen / (1 - seen);
-		if (seen < 0.7 * p - 0.002 || (p_net > 0 && seen > 2 * p + 0.002))
+		/* Transpose: every rank's result carries the phase-1 loss of all owners, but only
+		 * its own phase-2 loss, which real networks do not spread evenly over ranks. */
+		if (!ring && expected2 > 0 && all_exp > 0) {
+			double q2 = lost2 / expected2, q1 = seen;
+			if (q2 > q1)
+				theory = q1 / (1 - q1) + q2 / (1 - q2);
+		}
+		if (seen < 0.7 * p - 0.002 || (p_net > 0 && seen > 3 * p + 0.005))
 			FAIL("loss %g: observed %g\n", p, seen);
 		if (ring && (nmse > theory * 1.3 + 0.01 || nmse < 0.1 * p))
 			fprintf(stderr, "rank %d: loss %g: nmse %g, theory %g\n", rank, p, nmse, theory);
