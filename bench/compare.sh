@@ -17,7 +17,8 @@
 #                      scenario's, so it can override them), e.g. --up --rate --up 1gbit
 #   --sizes LIST       message sizes in bytes, comma-separated, k/m/g suffixes (default 1M)
 #   --iters N          timed iterations per size and method (default 50)
-#   --warmup N         untimed iterations before them (default: iters/10, at least 2)
+#   --warmup N         untimed iterations before them (default: 16, bounded mode's
+#                      calibration (calib_ops), so that it is not timed)
 #   -n N               hosts, one rank each (default 4)
 #   --out DIR          results directory (default: ./results/compare-<scenario>-<time>)
 #   --build DIR        build directory holding bench/optireduce_bench, bench/gloo_bench
@@ -72,7 +73,7 @@ done
 
 is_count() { [[ $1 =~ ^[0-9]+$ ]] && [ "$1" -ge "$2" ]; }
 is_count "$iters" 1 || die "--iters wants a positive number, not '$iters'"
-[ -z "$warmup" ] && warmup=$((iters / 10 < 2 ? 2 : iters / 10))
+[ -z "$warmup" ] && warmup=16
 is_count "$warmup" 0 || die "--warmup wants a number, not '$warmup'"
 is_count "$n" 2 || die "-n wants at least 2 hosts, not '$n'"
 is_count "$run_timeout" 1 || die "--run-timeout wants seconds, not '$run_timeout'"
