@@ -26,15 +26,14 @@ static int same_endpoint(const struct sockaddr_storage *a, const void *name, siz
 		return 0;
 	if (n->sa_family == AF_INET) {
 		const struct sockaddr_in *x = (const void *)a, *y = name;
-		return x->sin_port == y->sin_port &&
-		       (x->sin_addr.s_addr == y->sin_addr.s_addr ||
-			x->sin_addr.s_addr == htonl(INADDR_ANY));
+		return x->sin_port == y->sin_port && (x->sin_addr.s_addr == y->sin_addr.s_addr ||
+		                                      x->sin_addr.s_addr == htonl(INADDR_ANY));
 	}
 	if (n->sa_family == AF_INET6 && len >= sizeof(struct sockaddr_in6)) {
 		const struct sockaddr_in6 *x = (const void *)a, *y = name;
 		return x->sin6_port == y->sin6_port &&
 		       (!memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(y->sin6_addr)) ||
-			!memcmp(&x->sin6_addr, &in6addr_any, sizeof(in6addr_any)));
+		        !memcmp(&x->sin6_addr, &in6addr_any, sizeof(in6addr_any)));
 	}
 	return 0;
 }
@@ -72,7 +71,8 @@ size_t or_ofi_set_rcvbuf(struct or_ofi *o, size_t bytes)
 			continue;
 		if (getsockopt((int)fd, SOL_SOCKET, SO_TYPE, &type, &tl) || type != SOCK_DGRAM)
 			continue;
-		if (getsockname((int)fd, (struct sockaddr *)&ss, &sl) || !same_endpoint(&ss, name, len))
+		if (getsockname((int)fd, (struct sockaddr *)&ss, &sl) ||
+		    !same_endpoint(&ss, name, len))
 			continue;
 		/* The kernel doubles the value asked for (bookkeeping) and reports the double. */
 		setsockopt((int)fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof(want));
