@@ -29,26 +29,9 @@
 
 #include "optireduce_mpi.h"
 
-static int rank, nranks, failures;
+#include "mpi_check.h"
+
 static int ring; /* run algorithm=ring instead of the default (transpose) */
-
-#define FAIL(...)                                                                             \
-	do {                                                                                  \
-		fprintf(stderr, "rank %d: ", rank);                                           \
-		fprintf(stderr, __VA_ARGS__);                                                 \
-		failures++;                                                                   \
-	} while (0)
-
-static float input(int r, size_t i, int trial)
-{
-	/* Deterministic, different per rank, element and trial, mean about zero. */
-	uint64_t z = (uint64_t)r * 0x9e3779b97f4a7c15ull + i * 0xbf58476d1ce4e5b9ull +
-		     (uint64_t)trial * 0x94d049bb133111ebull;
-	z ^= z >> 31;
-	z *= 0xd6e8feb86659fd93ull;
-	z ^= z >> 32;
-	return (float)((double)(z & 0xffffff) / (double)0x1000000 - 0.5);
-}
 
 static double exact_sum(size_t i, int trial)
 {

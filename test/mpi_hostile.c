@@ -75,24 +75,8 @@
 #define SHARD_BYTES      (BLOCK * BLOCKS_PER_SHARD * 4)
 #define PKTS_PER_SHARD   (SHARD_BYTES / PAYLOAD)
 
-static int rank, nranks, failures;
+#include "mpi_check.h"
 
-#define FAIL(...)                                                                                  \
-	do {                                                                                       \
-		fprintf(stderr, "rank %d: ", rank);                                                \
-		fprintf(stderr, __VA_ARGS__);                                                      \
-		failures++;                                                                        \
-	} while (0)
-
-static float input(int r, size_t i, int trial)
-{
-	uint64_t z = (uint64_t)r * 0x9e3779b97f4a7c15ull + i * 0xbf58476d1ce4e5b9ull +
-	             (uint64_t)trial * 0x94d049bb133111ebull;
-	z ^= z >> 31;
-	z *= 0xd6e8feb86659fd93ull;
-	z ^= z >> 32;
-	return (float)((double)(z & 0xffffff) / (double)0x1000000 - 0.5);
-}
 
 /* Not a multiple of the block: the last block is padded, as users' buffers are. */
 static size_t op_count(void)
