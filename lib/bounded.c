@@ -95,6 +95,7 @@ struct or_phase {
 	uint32_t norder;
 	uint32_t group;          /* first index in order of the current incast group */
 	uint32_t incast;
+	uint32_t turn; /* next peer of the group to send to: round-robin survives token waits */
 };
 
 /* Phases of an algorithm that declares none (Transpose). */
@@ -312,7 +313,7 @@ int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bou
 	cfg.calib_margin = param_d(b, OR_P_CALIB_MARGIN);
 	cfg.early_fraction = param_d(b, OR_P_EARLY_FRACTION);
 	cfg.user_incast = (uint32_t)param_i(b, OR_P_INCAST);
-	cfg.incast_initial = 1; /* start gentle: one sender per receiver; grows while clean */
+	cfg.incast_initial = 0; /* every peer interleaved: see pump() */
 	if (comm->size > 1 && cfg.user_incast > comm->size - 1)
 		cfg.user_incast = comm->size - 1;
 	if (comm->size > OR_TMO_INLINE_RANKS) {
@@ -721,12 +722,19 @@ static int pump(struct or_bounded *b, unsigned step)
 
 	refill(b);
 	while (ph->group < ph->norder && budget > 0) {
-		uint32_t end = ph->group + ph->incast;
+		uint32_t end = ph->group + ph->incast, width;
 		int progressed = 0, pending = 0;
 
 		if (end > ph->norder)
 			end = ph->norder;
-		for (uint32_t i = ph->group; i < end && budget > 0; i++) {
+		width = end - ph->group;
+		/*
+		 * Start where the last call stopped: with tokens for one packet per call,
+		 * restarting at the group's first peer would send it everything first and turn
+		 * the group into a sequence, so receivers would see senders drift into incast.
+		 */
+		for (uint32_t k = 0; k < width && budget > 0; k++) {
+			uint32_t i = ph->group + (ph->turn + k) % width;
 			struct or_outbound *o = &ph->out[ph->order[i]];
 			int ret;
 			if (o->next >= o->npkts + (o->npkts > 0))
@@ -735,11 +743,18 @@ static int pump(struct or_bounded *b, unsigned step)
 			ret = send_one(b, ph, step, o->peer, o);
 			if (ret < 0)
 				return ret;
-			progressed |= ret;
-			budget -= ret;
+			if (ret == 0) {
+				ph->turn = (ph->turn + k) % width;
+				break;
+			}
+			progressed = 1;
+			budget--;
+			if (k + 1 == width || budget == 0)
+				ph->turn = (ph->turn + k + 1) % width;
 		}
 		if (!pending) {
 			ph->group = end;
+			ph->turn = 0;
 			continue;
 		}
 		if (!progressed)
@@ -933,6 +948,7 @@ int or_bop_phase_begin(struct or_coll *c, unsigned phase)
 			ph->order[ph->norder++] = i;
 	}
 	ph->group = 0;
+	ph->turn = 0;
 	b->last_refill_us = or_now_us();
 	return pump(b, phase);
 }
