@@ -30,6 +30,8 @@
 #define OR_MIN_RATE_MBPS 20.0
 #define OR_MAX_RATE_MBPS 100000.0
 #define OR_INITIAL_RATE_MBPS 400.0
+/* A sender the endpoint refused sleeps this many packets' time: the socket holds ~90. */
+#define OR_BLOCKED_SLEEP_PKTS 16.0
 
 struct or_rxbuf {
 	or_xfer_t x; /* first: the completion context */
@@ -96,6 +98,7 @@ struct or_phase {
 	uint32_t group;          /* first index in order of the current incast group */
 	uint32_t incast;
 	uint32_t turn; /* next peer of the group to send to: round-robin survives token waits */
+	int sent_all;
 };
 
 /* Phases of an algorithm that declares none (Transpose). */
@@ -118,6 +121,10 @@ struct or_bounded_op {
 	unsigned nphases;
 	unsigned status_split; /* phases [0, split) report in status slot 0, the rest in 1 */
 	int declared;          /* by or_bop_set_phases, not the default */
+	/* What the network took: pacing follows it instead of probing past it. */
+	uint64_t sent_bytes;
+	double send_us;     /* summed over phases, from begin until the last packet left */
+	uint64_t blocked;   /* sends the endpoint refused (its socket buffer was full) */
 };
 
 struct or_bounded {
@@ -142,6 +149,8 @@ struct or_bounded {
 	double peer_loss; /* worst loss peers reported in this operation, fraction */
 	double own_loss;  /* loss this rank saw in its last operation, reported in headers */
 	double loss_avg;  /* EWMA of the loss of past operations: the network's usual loss */
+	int blocked;      /* the last send found the endpoint full */
+	double took_mbps; /* EWMA of the rate the endpoint took while refusing more */
 	uint64_t inject_state;
 	struct or_tmo tmo;
 	uint32_t *tmo_store;
@@ -703,10 +712,16 @@ static int send_one(struct or_bounded *b, struct or_phase *ph, unsigned step, ui
 		b->tx_free = t;
 	}
 	pthread_mutex_unlock(&b->ofi_lock);
+	if (ret == -OPTIREDUCE_EAGAIN) {
+		op->blocked++;
+		b->blocked = 1;
+	}
 	if (ret)
 		return ret == -OPTIREDUCE_EAGAIN ? 0 : ret;
+	b->blocked = 0;
 	o->next++;
 	b->tokens -= (double)(len + OR_WIRE_HDR_SIZE);
+	op->sent_bytes += len + OR_WIRE_HDR_SIZE;
 	b->stats.packets_sent++;
 	return 1;
 }
@@ -759,6 +774,10 @@ static int pump(struct or_bounded *b, unsigned step)
 		}
 		if (!progressed)
 			break;
+	}
+	if (ph->group >= ph->norder && !ph->sent_all) {
+		ph->sent_all = 1;
+		b->op->send_us += or_now_us() - ph->start_us;
 	}
 	return 0;
 }
@@ -1381,9 +1400,25 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 	 * rate to the floor: it is in loss_avg, so it does not count as a jump.
 	 */
 	if (param_d(b, OR_P_PACING_RATE) <= 0) {
+		struct or_bounded_op *op = c->bop;
 		double loss = b->peer_loss > b->own_loss ? b->peer_loss : b->own_loss;
+		/* Bits per microsecond = Mbit/s. */
+		double took = op->send_us > 0 ? (double)op->sent_bytes * 8.0 / op->send_us : 0;
+		int link_bound = op->blocked * 100 > b->stats.packets_sent + 100;
 		if (loss > 2.0 * b->loss_avg + 0.005)
 			b->rate_mbps *= 0.85;
+		else if (link_bound && took > 0) {
+			/*
+			 * The endpoint refused packets: the local link (or its rate limiter)
+			 * paces us, and probing higher means nothing.  Hold within 2x of what it
+			 * took, so that a backoff after loss bites within a few operations.  Not
+			 * down to what it took: refusals are the cheapest pacing there is, and a
+			 * rank descheduled on a busy host needs the headroom to catch up.
+			 */
+			b->took_mbps = b->took_mbps > 0 ? 0.75 * b->took_mbps + 0.25 * took : took;
+			if (b->rate_mbps > 2.0 * took)
+				b->rate_mbps = 2.0 * took;
+		}
 		else if (loss <= b->loss_avg + 0.002)
 			b->rate_mbps *= 1.05;
 		b->loss_avg += 0.125 * (loss - b->loss_avg);
@@ -1393,10 +1428,11 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 			b->rate_mbps = OR_MAX_RATE_MBPS;
 	}
 	or_log(OR_LOG_DEBUG,
-	       "op %llu: phases %s/%s, deadline %llu us, loss %.4f, rate %.0f Mbit/s, incast %u",
+	       "op %llu: phases %s/%s, deadline %llu us, loss %.4f, rate %.0f Mbit/s, incast %u, "
+	       "refused %llu",
 	       (unsigned long long)c->seq, phase_end_name(c->status->phase_end[0]),
 	       phase_end_name(c->status->phase_end[1]), (unsigned long long)c->status->deadline_us[0],
-	       b->own_loss, b->rate_mbps, c->incast);
+	       b->own_loss, b->rate_mbps, c->incast, (unsigned long long)c->bop->blocked);
 	end_op(b, c);
 	return ret;
 }
@@ -1449,6 +1485,10 @@ int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms)
 			refill(b);
 			need = (double)(b->max_msg) - b->tokens;
 			us = need > 0 ? need * 8.0 / b->rate_mbps : 0;
+			/* A full socket drains at the link's rate: a packet's time there, not a spin. */
+			if (us < 5 && b->blocked)
+				us = OR_BLOCKED_SLEEP_PKTS * (double)b->max_msg * 8.0 /
+				     (b->took_mbps > 0 ? b->took_mbps : b->rate_mbps);
 			if (us >= 5)
 				sleep_us(us < 1000 ? (long)us : 1000);
 			else

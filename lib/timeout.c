@@ -384,10 +384,20 @@ static enum or_tmo_reason fold_incast(struct or_tmo *t, int hit, double loss)
 
 	if (cfg->user_incast)
 		return OR_TMO_INCAST_FIXED;
-	if (hit || lossy) {
+	/*
+	 * Only a timeout cuts.  Loss is the pacer's signal: a paced sender spreads its rate
+	 * over its group, so fewer receivers at once does not lower what any receiver gets,
+	 * while a smaller group is a sequence that senders drift through at different
+	 * speeds, doubling up on one receiver: cutting on loss fed the loss.
+	 */
+	if (hit) {
 		t->clean_run = 0;
 		t->incast = t->incast > 1 ? t->incast / 2 : 1;
-		return hit ? OR_TMO_INCAST_CUT_TIMEOUT : OR_TMO_INCAST_CUT_LOSS;
+		return OR_TMO_INCAST_CUT_TIMEOUT;
+	}
+	if (lossy) {
+		t->clean_run = 0;
+		return OR_TMO_INCAST_HOLD;
 	}
 	if (++t->clean_run < cfg->clean_ops_to_grow)
 		return OR_TMO_INCAST_HOLD;

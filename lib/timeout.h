@@ -39,8 +39,9 @@
  *    stragglers at t_B instead.
  *
  * Per communicator: the Transpose incast, AIMD within [1, nranks-1]: halved
- * on a hard timeout or a loss above loss_threshold, +1 after
- * clean_ops_to_grow clean operations in a row.
+ * on a hard timeout, +1 after clean_ops_to_grow clean operations in a row
+ * (loss at most loss_threshold); loss above it holds the incast and resets
+ * the run (loss is the pacer's signal, see fold_incast).
  */
 #ifndef OR_TIMEOUT_H
 #define OR_TIMEOUT_H
@@ -94,7 +95,6 @@
 	X(INCAST_FIXED, "incast_fixed")             /* user_incast set */                          \
 	X(INCAST_HOLD, "incast_hold")               /* clean, run not long enough yet */           \
 	X(INCAST_GROW, "incast_grow")               /* clean run complete: +1 */                   \
-	X(INCAST_CUT_LOSS, "incast_cut_loss")       /* loss above threshold: halved */             \
 	X(INCAST_CUT_TIMEOUT, "incast_cut_timeout") /* hit the hard bound: halved */
 
 enum or_tmo_reason {
