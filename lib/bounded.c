@@ -778,6 +778,8 @@ static int pump(struct or_bounded *b, unsigned step)
 	if (ph->group >= ph->norder && !ph->sent_all) {
 		ph->sent_all = 1;
 		b->op->send_us += or_now_us() - ph->start_us;
+		or_log(OR_LOG_TRACE, "op %llu phase %u: last packet sent after %.0f us",
+		       (unsigned long long)b->op->c->seq, step, or_now_us() - ph->start_us);
 	}
 	return 0;
 }

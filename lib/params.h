@@ -54,7 +54,7 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	X(EARLY_TIMEOUT, "early_timeout", OR_PT_BOOL, "1", "", "",                                 \
 	  "Bounded mode: close a phase once every sender's last packet is in and nothing "         \
 	  "arrived for early_fraction * t_C; 0 = wait for all data or the hard bound")             \
-	X(EARLY_FRACTION, "early_fraction", OR_PT_DOUBLE, "0.1", "0", "10",                        \
+	X(EARLY_FRACTION, "early_fraction", OR_PT_DOUBLE, "0.02", "0", "10",                        \
 	  "Bounded mode: quiet time that closes a phase early, as a fraction of t_C")              \
 	X(HADAMARD, "hadamard", OR_PT_BOOL, "1", "", "",                                           \
 	  "Bounded mode: randomized Hadamard encoding of each block")                              \

@@ -47,7 +47,7 @@ void or_tmo_config_default(struct or_tmo_config *cfg)
 	/* Before anything is known, only the upper bound cannot cut a healthy operation. */
 	cfg->initial_us = cfg->max_us;
 	cfg->user_timeout_us = 0;
-	cfg->early_fraction = 0.1;
+	cfg->early_fraction = 0.02;
 	/* TCP's smoothed-RTT weight: forgets a burst in about 8 operations. */
 	cfg->ewma_alpha = 0.125;
 	cfg->backoff = 1.5;
