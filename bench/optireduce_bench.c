@@ -50,6 +50,10 @@ struct options {
 	int baseline_mpi; /* also time MPI_Allreduce */
 	int only_mpi;     /* time MPI_Allreduce only */
 	const char *csv;
+	/* --delay RANK:US:PROB, a compute straggler outside the timed call */
+	int delay_rank;
+	long delay_us;
+	double delay_prob;
 };
 
 /* Per size and implementation, on rank 0 after the MAX reduction. */
@@ -127,6 +131,11 @@ static void usage(void)
 		    "      --only mpi             time MPI_Allreduce only\n"
 		    "      --csv FILE             every iteration's latency: "
 		    "impl,size,iter,latency_us\n"
+		    "      --delay RANK:US:PROB   a straggler: RANK sleeps US microseconds "
+		    "before its call,\n"
+		    "                             untimed, in a fraction PROB of the "
+		    "iterations (the same\n"
+		    "                             ones for every implementation)\n"
 		    "  -h, --help                 this text\n");
 }
 
@@ -205,7 +214,8 @@ static void parse_args(int argc, char **argv, struct options *o)
 		O_ONLY,
 		O_CSV,
 		O_ITER_LARGE,
-		O_WARMUP_LARGE
+		O_WARMUP_LARGE,
+		O_DELAY
 	};
 	static const struct option longs[] = {
 	    {"message-size", required_argument, NULL, 'm'},
@@ -223,6 +233,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 	    {"csv", required_argument, NULL, O_CSV},
 	    {"iter-large", required_argument, NULL, O_ITER_LARGE},
 	    {"warmup-large", required_argument, NULL, O_WARMUP_LARGE},
+	    {"delay", required_argument, NULL, O_DELAY},
 	    {NULL, 0, NULL, 0},
 	};
 	int c, set_i = 0, set_x = 0, set_il = 0, set_xl = 0;
@@ -328,6 +339,16 @@ static void parse_args(int argc, char **argv, struct options *o)
 		case O_CSV:
 			o->csv = optarg;
 			break;
+		case O_DELAY: {
+			char tail;
+			if (sscanf(optarg, "%d:%ld:%lf%c", &o->delay_rank, &o->delay_us,
+			           &o->delay_prob, &tail) != 3 ||
+			    o->delay_rank < 0 || o->delay_us < 0 || !(o->delay_prob >= 0) ||
+			    o->delay_prob > 1)
+				usage_error("--delay wants RANK:US:PROB (e.g. 3:900000:0.1), not '%s'",
+				            optarg);
+			break;
+		}
 		case 'h':
 			usage();
 			MPI_Finalize();
@@ -340,6 +361,8 @@ static void parse_args(int argc, char **argv, struct options *o)
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
+	if (o->delay_us > 0 && o->delay_rank >= nranks)
+		usage_error("--delay: rank %d, but only %d ranks", o->delay_rank, nranks);
 	/* As OSU: -i and -x set every size unless the large counts are given too. */
 	if (set_i && !set_il)
 		o->iters_large = o->iters;
@@ -605,6 +628,25 @@ struct bench {
 	int bounded;
 };
 
+/*
+ * Whether this rank sleeps before iteration it: a hash of the iteration, so every
+ * implementation and size sees the straggler at the same iterations, warm-up included
+ * (a straggler does not wait for calibration to end).
+ */
+static int straggles(const struct options *o, long it)
+{
+	uint64_t x = (uint64_t)it * 0x9e3779b97f4a7c15ull + 0x2545f4914f6cdd1dull;
+
+	if (rank != o->delay_rank || o->delay_us <= 0 || o->delay_prob <= 0)
+		return 0;
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	x ^= x >> 31;
+	return (double)(x >> 11) * 0x1p-53 < o->delay_prob;
+}
+
 /* Times one implementation at one size; rank 0 gets the statistics. */
 static void run_size(struct bench *b, enum impl impl, size_t size, struct result *res)
 {
@@ -624,6 +666,11 @@ static void run_size(struct bench *b, enum impl impl, size_t size, struct result
 
 		if (MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS)
 			die("MPI_Barrier failed");
+		if (straggles(o, it)) {
+			struct timespec ts = {o->delay_us / 1000000, (o->delay_us % 1000000) * 1000};
+			while (nanosleep(&ts, &ts) && errno == EINTR)
+				;
+		}
 		t0 = now_s();
 		if (impl == IMPL_OURS) {
 			ret = optireduce_allreduce(b->comm, b->sbuf, b->rbuf, count, o->dtype,
@@ -753,6 +800,10 @@ static void print_header(const struct options *o, optireduce_comm_t *comm)
 	       "timed.\n"
 	       "# Avg = mean over iterations%s; P50/P99 = nearest-rank percentiles.\n",
 	       o->full ? ", Min/Max = fastest/slowest iteration" : "");
+	if (o->delay_us > 0 && o->delay_prob > 0)
+		printf("# Straggler: rank %d sleeps %ld us before its call (untimed) in %.1f%% of "
+		       "the iterations;\n# the latency is the other ranks' wait.\n",
+		       o->delay_rank, o->delay_us, 100.0 * o->delay_prob);
 	if (!o->only_mpi && o->mode == OPTIREDUCE_MODE_BOUNDED)
 		printf("# Data(%%) = elements that did not arrive (both phases, all ranks); "
 		       "Lost(%%) = contributions\n"

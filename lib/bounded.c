@@ -78,6 +78,7 @@ struct or_phase {
 	int closed;
 	enum optireduce_phase_end end;
 	double start_us;
+	double end_us;
 	uint64_t deadline_us;
 	double last_arrival_us;
 	uint32_t senders_expected;
@@ -989,6 +990,7 @@ static void close_phase(struct or_bounded_op *op, unsigned phase, enum optireduc
 
 	ph->closed = 1;
 	ph->end = why;
+	ph->end_us = or_now_us();
 	or_log(OR_LOG_TRACE, "op %llu phase %u closed %s after %.0f us: %llu/%llu bytes, last %u/%u",
 	       (unsigned long long)op->c->seq, phase, phase_end_name(why), or_now_us() - ph->start_us,
 	       (unsigned long long)ph->bytes_received, (unsigned long long)ph->bytes_expected,
@@ -999,6 +1001,34 @@ static void close_phase(struct or_bounded_op *op, unsigned phase, enum optireduc
 	st->elements_received[slot] += ph->bytes_received / op->c->esize;
 	if (why == OPTIREDUCE_PHASE_HARD_BOUND)
 		op->c->status->flags |= OPTIREDUCE_STATUS_DEADLINE_FIRED;
+}
+
+/*
+ * Senders of this phase that sent nothing in it and nothing in the phase before, which
+ * closed without them: a straggler that has not entered the operation.  Early timeout
+ * does not wait for their LAST, or every straggler would cost a second deadline.  If
+ * the straggler comes in time, its packets are taken like any others.
+ */
+static uint32_t absent_senders(struct or_coll *c, unsigned phase)
+{
+	struct or_phase *ph = &c->bop->ph[phase], *prev;
+	uint32_t n, absent = 0;
+
+	if (phase == 0 || !ph->in)
+		return 0;
+	prev = &c->bop->ph[phase - 1];
+	if (!prev->closed || prev->end != OPTIREDUCE_PHASE_HARD_BOUND || !prev->in)
+		return 0;
+	n = ph->cap >= c->size ? ph->cap : ph->nin;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct or_inbound *in = &ph->in[i], *before;
+		if (!in->npkts || in->got_pkts || in->last_seen)
+			continue;
+		before = inbound_of(prev, c->size, ph->cap >= c->size ? i : in->peer);
+		if (before && before->npkts && !before->got_pkts)
+			absent++;
+	}
+	return absent;
 }
 
 /* 1 when the phase is closed (its data is final), 0 while open. */
@@ -1020,7 +1050,7 @@ int or_bop_phase_done(struct or_coll *c, unsigned phase)
 		unsent += ph->out[ph->order[i]].next < ph->out[ph->order[i]].npkts;
 	tp.start_us = 0;
 	tp.deadline_us = ph->deadline_us;
-	tp.senders_expected = ph->senders_expected;
+	tp.senders_expected = ph->senders_expected - absent_senders(c, phase);
 	tp.senders_last = ph->senders_last;
 	tp.bytes_expected = ph->bytes_expected;
 	tp.bytes_received = ph->bytes_received;
@@ -1039,8 +1069,8 @@ int or_bop_phase_done(struct or_coll *c, unsigned phase)
 	 * and hit the bound) it has no quiet time.  Every sender's LAST is in, so what is
 	 * missing is lost, not late: the phase's own transfer time stands in for t_C.
 	 */
-	if (why == OR_TMO_NOT_YET && ph->senders_expected &&
-	    ph->senders_last >= ph->senders_expected && ph->bytes_received) {
+	if (why == OR_TMO_NOT_YET && tp.senders_expected &&
+	    ph->senders_last >= tp.senders_expected && ph->bytes_received) {
 		double now = or_now_us(), transfer = ph->last_arrival_us - ph->start_us, quiet;
 		quiet = param_d(b, OR_P_EARLY_FRACTION) * (transfer > 0 ? transfer : 0);
 		if (quiet < (double)param_i(b, OR_P_TIMEOUT_MIN_US))
@@ -1337,11 +1367,34 @@ static void end_op(struct or_bounded *b, struct or_coll *c)
 	free_op(b, op);
 }
 
+/*
+ * 1 when what a phase missed is explained by senders that sent nothing at all, while every
+ * other sender's LAST came: a straggler that had not entered the operation, not a slow or
+ * lossy network.
+ */
+static int only_absent_senders(const struct or_phase *ph, uint32_t size)
+{
+	uint32_t n = ph->cap >= size ? ph->cap : ph->nin;
+	int absent = 0;
+
+	if (!ph->in)
+		return 0;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct or_inbound *in = &ph->in[i];
+		if (!in->npkts || in->last_seen)
+			continue;
+		if (in->got_pkts)
+			return 0;
+		absent = 1;
+	}
+	return absent;
+}
+
 int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 {
 	struct or_bounded_op *op = c->bop;
-	int ret = 0, hit = 0;
-	double elapsed, elapsed_override = 0;
+	int ret = 0, hit = 0, skip_sample = 0;
+	double elapsed;
 
 	if (op->nblocks && param_i(b, OR_P_HADAMARD)) {
 		ret = c->dtype == OPTIREDUCE_FLOAT64
@@ -1362,33 +1415,39 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 		ret = or_reduce_divide(op->user_rbuf, op->user_count, op->user_dtype, c->size);
 	finish_stats(b, c);
 	{
-		/* A phase that hit the bound after every sender's LAST arrived lost packets, it
-		 * was not slow: the controller learns its transfer time, as a completion. */
-		int lossy_only = 1;
-		double last = 0;
+		/*
+		 * The controller learns per phase: deadlines bound phases, so its sample is the
+		 * longest phase.  A phase that hit the bound after every sender's LAST arrived
+		 * lost packets, it was not slow: it counts its transfer time, as a completion.
+		 * A phase cut short only by senders that never started had a compute straggler:
+		 * that says nothing about the network, and learning from it (a longer deadline,
+		 * a backoff, a smaller incast) would make everybody wait for it next time.
+		 */
+		int straggler = 1;
+		double longest = 0;
 		for (unsigned p = 0; p < op->nphases; p++) {
 			struct or_phase *ph = &op->ph[p];
-			if (ph->end != OPTIREDUCE_PHASE_HARD_BOUND)
+			double d = ph->end_us - ph->start_us;
+			if (!ph->begun || !ph->closed)
 				continue;
-			hit = 1;
-			if (!ph->senders_expected || ph->senders_last < ph->senders_expected)
-				lossy_only = 0;
+			if (ph->end == OPTIREDUCE_PHASE_HARD_BOUND) {
+				if (ph->senders_expected && ph->senders_last >= ph->senders_expected) {
+					d = ph->last_arrival_us - ph->start_us;
+				} else {
+					hit = 1;
+					if (!only_absent_senders(ph, c->size))
+						straggler = 0;
+				}
+			}
+			if (d > longest)
+				longest = d;
 		}
-		for (unsigned p = 0; p < op->nphases; p++)
-			if (op->ph[p].last_arrival_us > last)
-				last = op->ph[p].last_arrival_us;
-		if (hit && lossy_only && op->nphases && last > op->ph[0].start_us) {
-			hit = 0;
-			elapsed_override = last - op->ph[0].start_us;
-		}
+		if (hit && straggler)
+			skip_sample = 1;
+		elapsed = longest;
 	}
 	/* An operation that moved nothing (one rank, no elements) teaches the controller nothing. */
-	if (op->nphases && op->ph[0].begun) {
-		elapsed = elapsed_override > 0 ? elapsed_override : or_now_us() - op->ph[0].start_us;
-		/* The deadline bounds one phase and is calibrated on operations of two: an
-		 * algorithm of more phases (the ring's 2(N-1) steps) reports time per two. */
-		if (op->nphases > OR_DEFAULT_PHASES)
-			elapsed = elapsed * OR_DEFAULT_PHASES / op->nphases;
+	if (op->nphases && op->ph[0].begun && !skip_sample) {
 		/* The controller's loss signal (incast, backoff) is loss above the usual level,
 		 * for the same reason as pacing's below. */
 		double excess = b->own_loss - b->loss_avg;
@@ -1401,8 +1460,7 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 	 * Random loss that does not depend on the rate (a lossy link) must not drive the
 	 * rate to the floor: it is in loss_avg, so it does not count as a jump.
 	 */
-	if (param_d(b, OR_P_PACING_RATE) <= 0) {
-		struct or_bounded_op *op = c->bop;
+	if (param_d(b, OR_P_PACING_RATE) <= 0 && !skip_sample) {
 		double loss = b->peer_loss > b->own_loss ? b->peer_loss : b->own_loss;
 		/* Bits per microsecond = Mbit/s. */
 		double took = op->send_us > 0 ? (double)op->sent_bytes * 8.0 / op->send_us : 0;

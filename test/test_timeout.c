@@ -38,6 +38,9 @@ static struct or_tmo_config base_cfg(void)
 	c.min_us = 10;
 	c.max_us = 1000000;
 	c.initial_us = c.max_us;
+	/* The arithmetic below is written for these, whatever the defaults become. */
+	c.calib_percentile = 95.0;
+	c.calib_margin = 1.5;
 	return c;
 }
 
