@@ -345,8 +345,9 @@ static void parse_args(int argc, char **argv, struct options *o)
 			           &o->delay_prob, &tail) != 3 ||
 			    o->delay_rank < 0 || o->delay_us < 0 || !(o->delay_prob >= 0) ||
 			    o->delay_prob > 1)
-				usage_error("--delay wants RANK:US:PROB (e.g. 3:900000:0.1), not '%s'",
-				            optarg);
+				usage_error(
+				    "--delay wants RANK:US:PROB (e.g. 3:900000:0.1), not '%s'",
+				    optarg);
 			break;
 		}
 		case 'h':
@@ -667,7 +668,8 @@ static void run_size(struct bench *b, enum impl impl, size_t size, struct result
 		if (MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS)
 			die("MPI_Barrier failed");
 		if (straggles(o, it)) {
-			struct timespec ts = {o->delay_us / 1000000, (o->delay_us % 1000000) * 1000};
+			struct timespec ts = {o->delay_us / 1000000,
+			                      (o->delay_us % 1000000) * 1000};
 			while (nanosleep(&ts, &ts) && errno == EINTR)
 				;
 		}

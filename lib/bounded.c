@@ -22,13 +22,14 @@
 #include "timeout.h"
 #include "../ofi/wire.h"
 
-#define OR_RX_RING 2048        /* most pre-posted receive buffers (udp takes 1024: 1.5 MB) */
-#define OR_TX_POOL 256         /* send buffers in flight */
-#define OR_PARK_MAX 16384      /* packets kept for operations not started yet */
-#define OR_SEQ_WINDOW 64       /* how far ahead of the current operation packets are parked */
-#define OR_BURST_BYTES (16 * 1024) /* a receiver socket holds ~75 datagrams: bursts stay well below */
-#define OR_MIN_RATE_MBPS 20.0
-#define OR_MAX_RATE_MBPS 100000.0
+#define OR_RX_RING    2048  /* most pre-posted receive buffers (udp takes 1024: 1.5 MB) */
+#define OR_TX_POOL    256   /* send buffers in flight */
+#define OR_PARK_MAX   16384 /* packets kept for operations not started yet */
+#define OR_SEQ_WINDOW 64    /* how far ahead of the current operation packets are parked */
+#define OR_BURST_BYTES                                                                             \
+	(16 * 1024) /* a receiver socket holds ~75 datagrams: bursts stay well below */
+#define OR_MIN_RATE_MBPS     20.0
+#define OR_MAX_RATE_MBPS     100000.0
 #define OR_INITIAL_RATE_MBPS 400.0
 /* A sender the endpoint refused sleeps this many packets' time: the socket holds ~90. */
 #define OR_BLOCKED_SLEEP_PKTS 16.0
@@ -96,7 +97,7 @@ struct or_phase {
 	struct or_outbound *out; /* [cap] */
 	uint32_t *order;         /* indices into out[] in send order (incast rotation) */
 	uint32_t norder;
-	uint32_t group;          /* first index in order of the current incast group */
+	uint32_t group; /* first index in order of the current incast group */
 	uint32_t incast;
 	uint32_t turn; /* next peer of the group to send to: round-robin survives token waits */
 	int sent_all;
@@ -124,8 +125,8 @@ struct or_bounded_op {
 	int declared;          /* by or_bop_set_phases, not the default */
 	/* What the network took: pacing follows it instead of probing past it. */
 	uint64_t sent_bytes;
-	double send_us;     /* summed over phases, from begin until the last packet left */
-	uint64_t blocked;   /* sends the endpoint refused (its socket buffer was full) */
+	double send_us;   /* summed over phases, from begin until the last packet left */
+	uint64_t blocked; /* sends the endpoint refused (its socket buffer was full) */
 };
 
 struct or_bounded {
@@ -268,7 +269,7 @@ int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bou
 	}
 	b->comm = comm;
 	ret = or_ofi_open(OR_OFI_DGRAM, or_param_str(&comm->params, OR_P_BOUNDED_PROVIDER),
-			  same_host, &b->ep);
+	                  same_host, &b->ep);
 	if (ret) {
 		pthread_mutex_destroy(&b->lock);
 		pthread_mutex_destroy(&b->ofi_lock);
@@ -305,8 +306,8 @@ int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bou
 		b->tx[i].next = b->tx_free;
 		b->tx_free = &b->tx[i];
 	}
-	b->rate_mbps = param_d(b, OR_P_PACING_RATE) > 0 ? param_d(b, OR_P_PACING_RATE)
-							  : OR_INITIAL_RATE_MBPS;
+	b->rate_mbps =
+	    param_d(b, OR_P_PACING_RATE) > 0 ? param_d(b, OR_P_PACING_RATE) : OR_INITIAL_RATE_MBPS;
 	b->inject_state = (uint64_t)param_i(b, OR_P_INJECT_SEED) * 0x100000001b3ull + comm->rank;
 
 	or_tmo_config_default(&cfg);
@@ -322,6 +323,7 @@ int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bou
 	cfg.calib_percentile = param_d(b, OR_P_CALIB_PERCENTILE);
 	cfg.calib_margin = param_d(b, OR_P_CALIB_MARGIN);
 	cfg.early_fraction = param_d(b, OR_P_EARLY_FRACTION);
+	cfg.early_timeout = param_i(b, OR_P_EARLY_TIMEOUT) != 0;
 	cfg.user_incast = (uint32_t)param_i(b, OR_P_INCAST);
 	cfg.incast_initial = 0; /* every peer interleaved: see pump() */
 	if (comm->size > 1 && cfg.user_incast > comm->size - 1)
@@ -333,7 +335,7 @@ int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bou
 			return -OPTIREDUCE_ENOMEM;
 		}
 		ret = or_tmo_init_store(&b->tmo, &cfg, b->tmo_store,
-					OR_TMO_PEER_STORE_LEN(comm->size));
+		                        OR_TMO_PEER_STORE_LEN(comm->size));
 	} else {
 		ret = or_tmo_init(&b->tmo, &cfg);
 	}
@@ -452,7 +454,7 @@ int or_bounded_connect(struct or_bounded *b, const void *names, size_t stride)
 			b->thread_running = 1;
 		else
 			or_log(OR_LOG_WARN, "no progress thread: datagrams that arrive while the "
-					    "application computes may be lost");
+			                    "application computes may be lost");
 	}
 	return ret;
 }
@@ -567,7 +569,7 @@ static void deliver(struct or_bounded *b, const struct or_wire_hdr *h, const uin
 		b->peer_loss = (double)h->loss / 65535.0;
 	if (h->timeout_est_us)
 		or_tmo_peer_estimate(&b->tmo, h->sender, op->c->count * op->c->esize,
-				     h->timeout_est_us);
+		                     h->timeout_est_us);
 	b->stats.packets_received++;
 }
 
@@ -576,14 +578,14 @@ static void handle_packet(struct or_bounded *b, const uint8_t *pkt, size_t len)
 {
 	struct or_wire_hdr h;
 	struct or_wire_expect e = {
-		.comm_id = b->comm->id,
-		.nranks = b->comm->size,
-		.seq_lo = b->seq_lo,
-		.seq_hi = b->seq_lo + OR_SEQ_WINDOW,
-		.nsteps = max_steps(b->comm->size),
-		.step_bytes = step_bytes,
-		.arg = b,
-		.max_contrib = (uint16_t)(b->comm->size > 65535 ? 65535 : b->comm->size),
+	    .comm_id = b->comm->id,
+	    .nranks = b->comm->size,
+	    .seq_lo = b->seq_lo,
+	    .seq_hi = b->seq_lo + OR_SEQ_WINDOW,
+	    .nsteps = max_steps(b->comm->size),
+	    .step_bytes = step_bytes,
+	    .arg = b,
+	    .max_contrib = (uint16_t)(b->comm->size > 65535 ? 65535 : b->comm->size),
 	};
 	int ret = or_wire_decode(pkt, len, &h);
 
@@ -662,7 +664,7 @@ static void refill(struct or_bounded *b)
 
 /* Sends the next packet of o; returns 1 if sent, 0 if it must wait, < 0 on error. */
 static int send_one(struct or_bounded *b, struct or_phase *ph, unsigned step, uint32_t peer,
-		    struct or_outbound *o)
+                    struct or_outbound *o)
 {
 	struct or_bounded_op *op = b->op;
 	struct or_wire_hdr h = {0};
@@ -869,7 +871,7 @@ static struct or_phase *phase_of(struct or_coll *c, unsigned phase)
 }
 
 int or_bop_recv_region(struct or_coll *c, unsigned phase, uint32_t sender, void *region,
-		       size_t bytes)
+                       size_t bytes)
 {
 	struct or_bounded *b = c->comm->bounded;
 	struct or_phase *ph = phase_of(c, phase);
@@ -903,7 +905,7 @@ int or_bop_recv_region(struct or_coll *c, unsigned phase, uint32_t sender, void 
 }
 
 int or_bop_send_region(struct or_coll *c, unsigned phase, uint32_t peer, const void *buf,
-		       size_t bytes, uint16_t contrib)
+                       size_t bytes, uint16_t contrib)
 {
 	struct or_bounded *b = c->comm->bounded;
 	struct or_phase *ph = phase_of(c, phase);
@@ -991,10 +993,11 @@ static void close_phase(struct or_bounded_op *op, unsigned phase, enum optireduc
 	ph->closed = 1;
 	ph->end = why;
 	ph->end_us = or_now_us();
-	or_log(OR_LOG_TRACE, "op %llu phase %u closed %s after %.0f us: %llu/%llu bytes, last %u/%u",
-	       (unsigned long long)op->c->seq, phase, phase_end_name(why), or_now_us() - ph->start_us,
-	       (unsigned long long)ph->bytes_received, (unsigned long long)ph->bytes_expected,
-	       ph->senders_last, ph->senders_expected);
+	or_log(OR_LOG_TRACE,
+	       "op %llu phase %u closed %s after %.0f us: %llu/%llu bytes, last %u/%u",
+	       (unsigned long long)op->c->seq, phase, phase_end_name(why),
+	       or_now_us() - ph->start_us, (unsigned long long)ph->bytes_received,
+	       (unsigned long long)ph->bytes_expected, ph->senders_last, ph->senders_expected);
 	if ((int)why > st->phase_end[slot])
 		st->phase_end[slot] = why;
 	st->elements_expected[slot] += ph->bytes_expected / op->c->esize;
@@ -1056,32 +1059,15 @@ int or_bop_phase_done(struct or_coll *c, unsigned phase)
 	tp.bytes_received = ph->bytes_received;
 	/* Packets that came before the phase began (a sender ahead of us) count as arriving at
 	 * its start: a negative time would read as far in the future and block early timeout. */
-	tp.last_arrival_us = !ph->bytes_received		  ? 0
-			     : ph->last_arrival_us <= ph->start_us ? 1
-			     : (uint64_t)(ph->last_arrival_us - ph->start_us) + 1;
+	tp.last_arrival_us = !ph->bytes_received ? 0
+	                     : ph->last_arrival_us <= ph->start_us
+	                         ? 1
+	                         : (uint64_t)(ph->last_arrival_us - ph->start_us) + 1;
 	why = or_tmo_phase_check(&b->tmo, c->count * c->esize, &tp,
-				 (uint64_t)(or_now_us() - ph->start_us) + 1);
+	                         (uint64_t)(or_now_us() - ph->start_us) + 1);
 	/* Every byte is in: that is all the data, whether or not a LAST flag made it. */
 	if (ph->bytes_expected && ph->bytes_received >= ph->bytes_expected)
 		why = OR_TMO_ALL_DATA;
-	/*
-	 * Until the controller knows t_C (calibration; or every operation so far lost packets
-	 * and hit the bound) it has no quiet time.  Every sender's LAST is in, so what is
-	 * missing is lost, not late: the phase's own transfer time stands in for t_C.
-	 */
-	if (why == OR_TMO_NOT_YET && tp.senders_expected &&
-	    ph->senders_last >= tp.senders_expected && ph->bytes_received) {
-		double now = or_now_us(), transfer = ph->last_arrival_us - ph->start_us, quiet;
-		quiet = param_d(b, OR_P_EARLY_FRACTION) * (transfer > 0 ? transfer : 0);
-		if (quiet < (double)param_i(b, OR_P_TIMEOUT_MIN_US))
-			quiet = (double)param_i(b, OR_P_TIMEOUT_MIN_US);
-		if (now - ph->last_arrival_us >= quiet)
-			why = OR_TMO_EARLY_TIMEOUT;
-	}
-	/* Early timeout off: the controller says EARLY before it looks at the hard bound. */
-	if (why == OR_TMO_EARLY_TIMEOUT && !param_i(b, OR_P_EARLY_TIMEOUT))
-		why = or_now_us() - ph->start_us >= (double)ph->deadline_us ? OR_TMO_HARD_BOUND
-									   : OR_TMO_NOT_YET;
 	/* Our own sends must leave before a phase closes, or peers lose them for nothing;
 	 * the deadline still wins. */
 	if (unsent && why != OR_TMO_HARD_BOUND)
@@ -1103,7 +1089,7 @@ int or_bop_phase_done(struct or_coll *c, unsigned phase)
 
 /* Elements of [off, off + len) (bytes of the sender's region) that arrived. */
 static size_t arrived_elems(struct or_bounded *b, const struct or_inbound *in, size_t off,
-			    size_t len, size_t esize)
+                            size_t len, size_t esize)
 {
 	size_t got = 0;
 
@@ -1130,13 +1116,12 @@ static size_t arrived_elems(struct or_bounded *b, const struct or_inbound *in, s
  * block is equally likely to be any coordinate, so this is unbiased for any drop pattern.
  * Returns the number of blocks that brought nothing.
  */
-int or_bop_accumulate(struct or_coll *c, unsigned phase, uint32_t sender, void *dst,
-		      size_t elems, uint32_t *present)
+int or_bop_accumulate(struct or_coll *c, unsigned phase, uint32_t sender, void *dst, size_t elems,
+                      uint32_t *present)
 {
 	struct or_bounded *b = c->comm->bounded;
-	struct or_inbound *in = phase < c->bop->nphases
-					? inbound_of(&c->bop->ph[phase], c->size, sender)
-					: NULL;
+	struct or_inbound *in =
+	    phase < c->bop->nphases ? inbound_of(&c->bop->ph[phase], c->size, sender) : NULL;
 	size_t be = c->bop->block_elems, es = c->esize;
 	int rescale = (int)param_i(b, OR_P_RESCALE), missing = 0;
 
@@ -1171,13 +1156,12 @@ int or_bop_accumulate(struct or_coll *c, unsigned phase, uint32_t sender, void *
  * sum of own_contrib contributions, times N / own_contrib.  Returns the number of fallback
  * blocks.
  */
-int or_bop_finalize_region_from(struct or_coll *c, unsigned phase, uint32_t sender,
-				const void *own, uint32_t own_contrib, size_t elems)
+int or_bop_finalize_region_from(struct or_coll *c, unsigned phase, uint32_t sender, const void *own,
+                                uint32_t own_contrib, size_t elems)
 {
 	struct or_bounded *b = c->comm->bounded;
-	struct or_inbound *in = phase < c->bop->nphases
-					? inbound_of(&c->bop->ph[phase], c->size, sender)
-					: NULL;
+	struct or_inbound *in =
+	    phase < c->bop->nphases ? inbound_of(&c->bop->ph[phase], c->size, sender) : NULL;
 	size_t be = c->bop->block_elems, es = c->esize;
 	int rescale = (int)param_i(b, OR_P_RESCALE), fallback = 0;
 
@@ -1196,7 +1180,7 @@ int or_bop_finalize_region_from(struct or_coll *c, unsigned phase, uint32_t send
 			if (rescale) {
 				memcpy(d, (const char *)own + lo * es, n * es);
 				or_reduce_scale(d, n, c->dtype,
-						(double)c->size / (double)own_contrib);
+				                (double)c->size / (double)own_contrib);
 			}
 			fallback++;
 		} else if (rescale) {
@@ -1207,7 +1191,7 @@ int or_bop_finalize_region_from(struct or_coll *c, unsigned phase, uint32_t send
 }
 
 int or_bop_finalize_region(struct or_coll *c, unsigned phase, uint32_t sender, const void *own,
-			   size_t elems)
+                           size_t elems)
 {
 	return or_bop_finalize_region_from(c, phase, sender, own, 1, elems);
 }
@@ -1255,8 +1239,8 @@ int or_bounded_op_start(struct or_bounded *b, struct or_coll *c)
 {
 	struct or_bounded_op *op = calloc(1, sizeof(*op));
 	optireduce_req_t *r = (optireduce_req_t *)((char *)c - offsetof(optireduce_req_t, coll));
-	enum optireduce_dtype wdt = c->dtype == OPTIREDUCE_FLOAT64 ? OPTIREDUCE_FLOAT64
-								   : OPTIREDUCE_FLOAT32;
+	enum optireduce_dtype wdt =
+	    c->dtype == OPTIREDUCE_FLOAT64 ? OPTIREDUCE_FLOAT64 : OPTIREDUCE_FLOAT32;
 	size_t wes = optireduce_dtype_size(wdt), want_block, per_rank;
 	int hadamard = (int)param_i(b, OR_P_HADAMARD), ret = 0;
 
@@ -1283,7 +1267,8 @@ int or_bounded_op_start(struct or_bounded *b, struct or_coll *c)
 		free_op(b, op);
 		return -OPTIREDUCE_ENOMEM;
 	}
-	/* The algorithm works on whole blocks of float32 (float64 for float64) in the rotated domain. */
+	/* The algorithm works on whole blocks of float32 (float64 for float64) in the rotated
+	 * domain. */
 	{
 		const void *src = r->sbuf == OPTIREDUCE_IN_PLACE ? c->rbuf : r->sbuf;
 		if (wdt == OPTIREDUCE_FLOAT64)
@@ -1293,10 +1278,10 @@ int or_bounded_op_start(struct or_bounded *b, struct or_coll *c)
 	}
 	if (!ret && hadamard && op->nblocks) {
 		uint64_t seed = b->comm->id;
-		ret = wdt == OPTIREDUCE_FLOAT64
-			      ? or_had_encode_f64(op->work, op->nblocks, op->log2_block, seed, c->seq,
-						  0)
-			      : or_had_encode(op->work, op->nblocks, op->log2_block, seed, c->seq, 0);
+		ret =
+		    wdt == OPTIREDUCE_FLOAT64
+		        ? or_had_encode_f64(op->work, op->nblocks, op->log2_block, seed, c->seq, 0)
+		        : or_had_encode(op->work, op->nblocks, op->log2_block, seed, c->seq, 0);
 		if (ret)
 			ret = -OPTIREDUCE_EINVAL;
 	}
@@ -1398,10 +1383,10 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 
 	if (op->nblocks && param_i(b, OR_P_HADAMARD)) {
 		ret = c->dtype == OPTIREDUCE_FLOAT64
-			      ? or_had_decode_f64(op->work, op->nblocks, op->log2_block, b->comm->id,
-						  c->seq, 0)
-			      : or_had_decode(op->work, op->nblocks, op->log2_block, b->comm->id,
-					      c->seq, 0);
+		          ? or_had_decode_f64(op->work, op->nblocks, op->log2_block, b->comm->id,
+		                              c->seq, 0)
+		          : or_had_decode(op->work, op->nblocks, op->log2_block, b->comm->id,
+		                          c->seq, 0);
 		if (ret)
 			ret = -OPTIREDUCE_EINVAL;
 	}
@@ -1409,7 +1394,8 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 		if (op->user_dtype == OPTIREDUCE_FLOAT64)
 			memcpy(op->user_rbuf, op->work, op->user_count * 8);
 		else
-			ret = or_from_float(op->user_rbuf, op->work, op->user_count, op->user_dtype);
+			ret =
+			    or_from_float(op->user_rbuf, op->work, op->user_count, op->user_dtype);
 	}
 	if (!ret && c->op == OPTIREDUCE_AVG && op->user_count)
 		ret = or_reduce_divide(op->user_rbuf, op->user_count, op->user_dtype, c->size);
@@ -1431,7 +1417,8 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 			if (!ph->begun || !ph->closed)
 				continue;
 			if (ph->end == OPTIREDUCE_PHASE_HARD_BOUND) {
-				if (ph->senders_expected && ph->senders_last >= ph->senders_expected) {
+				if (ph->senders_expected &&
+				    ph->senders_last >= ph->senders_expected) {
 					d = ph->last_arrival_us - ph->start_us;
 				} else {
 					hit = 1;
@@ -1446,13 +1433,15 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 			skip_sample = 1;
 		elapsed = longest;
 	}
-	/* An operation that moved nothing (one rank, no elements) teaches the controller nothing. */
+	/* An operation that moved nothing (one rank, no elements) teaches the controller nothing.
+	 */
 	if (op->nphases && op->ph[0].begun && !skip_sample) {
 		/* The controller's loss signal (incast, backoff) is loss above the usual level,
 		 * for the same reason as pacing's below. */
 		double excess = b->own_loss - b->loss_avg;
 		or_tmo_complete(&b->tmo, op->user_count * optireduce_dtype_size(op->user_dtype),
-				(uint64_t)(elapsed > 0 ? elapsed : 0), hit, excess > 0 ? excess : 0);
+		                (uint64_t)(elapsed > 0 ? elapsed : 0), hit,
+		                excess > 0 ? excess : 0);
 	}
 	/*
 	 * Pacing: back off when the loss peers report jumps above the network's usual loss
@@ -1465,22 +1454,24 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 		/* Bits per microsecond = Mbit/s. */
 		double took = op->send_us > 0 ? (double)op->sent_bytes * 8.0 / op->send_us : 0;
 		int link_bound = op->blocked * 100 > b->stats.packets_sent + 100;
-		if (loss > 2.0 * b->loss_avg + 0.005)
-			b->rate_mbps *= 0.85;
-		else if (link_bound && took > 0) {
-			/*
-			 * The endpoint refused packets: the local link (or its rate limiter)
-			 * paces us, and probing higher means nothing.  Hold within 2x of what it
-			 * took, so that a backoff after loss bites within a few operations.  Not
-			 * down to what it took: refusals are the cheapest pacing there is, and a
-			 * rank descheduled on a busy host needs the headroom to catch up.
-			 */
+		if (link_bound && took > 0)
 			b->took_mbps = b->took_mbps > 0 ? 0.75 * b->took_mbps + 0.25 * took : took;
-			if (b->rate_mbps > 2.0 * took)
-				b->rate_mbps = 2.0 * took;
-		}
-		else if (loss <= b->loss_avg + 0.002)
+		if (loss > 2.0 * b->loss_avg + 0.005) {
+			/* From what the link took, if that is lower: a nominal rate far above it
+			 * would take many backoffs to bite. */
+			if (link_bound && b->took_mbps > 0 && b->took_mbps < b->rate_mbps)
+				b->rate_mbps = b->took_mbps;
+			b->rate_mbps *= 0.85;
+		} else if (link_bound) {
+			/*
+			 * The endpoint refused packets: the local link (or its rate limiter) paces
+			 * us, and probing higher means nothing.  Hold.  Not down to what it took:
+			 * refusals are the cheapest pacing there is, and a rank descheduled on a
+			 * busy host needs the headroom to refill its socket at once.
+			 */
+		} else if (loss <= b->loss_avg + 0.002) {
 			b->rate_mbps *= 1.05;
+		}
 		b->loss_avg += 0.125 * (loss - b->loss_avg);
 		if (b->rate_mbps < OR_MIN_RATE_MBPS)
 			b->rate_mbps = OR_MIN_RATE_MBPS;
@@ -1491,8 +1482,9 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 	       "op %llu: phases %s/%s, deadline %llu us, loss %.4f, rate %.0f Mbit/s, incast %u, "
 	       "refused %llu",
 	       (unsigned long long)c->seq, phase_end_name(c->status->phase_end[0]),
-	       phase_end_name(c->status->phase_end[1]), (unsigned long long)c->status->deadline_us[0],
-	       b->own_loss, b->rate_mbps, c->incast, (unsigned long long)c->bop->blocked);
+	       phase_end_name(c->status->phase_end[1]),
+	       (unsigned long long)c->status->deadline_us[0], b->own_loss, b->rate_mbps, c->incast,
+	       (unsigned long long)c->bop->blocked);
 	end_op(b, c);
 	return ret;
 }
@@ -1545,7 +1537,8 @@ int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms)
 			refill(b);
 			need = (double)(b->max_msg) - b->tokens;
 			us = need > 0 ? need * 8.0 / b->rate_mbps : 0;
-			/* A full socket drains at the link's rate: a packet's time there, not a spin. */
+			/* A full socket drains at the link's rate: a packet's time there, not a
+			 * spin. */
 			if (us < 5 && b->blocked)
 				us = OR_BLOCKED_SLEEP_PKTS * (double)b->max_msg * 8.0 /
 				     (b->took_mbps > 0 ? b->took_mbps : b->rate_mbps);

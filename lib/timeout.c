@@ -47,6 +47,7 @@ void or_tmo_config_default(struct or_tmo_config *cfg)
 	/* Before anything is known, only the upper bound cannot cut a healthy operation. */
 	cfg->initial_us = cfg->max_us;
 	cfg->user_timeout_us = 0;
+	cfg->early_timeout = 1;
 	cfg->early_fraction = 0.02;
 	/* TCP's smoothed-RTT weight: forgets a burst in about 8 operations. */
 	cfg->ewma_alpha = 0.125;
@@ -473,11 +474,17 @@ static int phase_times(const struct or_tmo *t, size_t bytes, const struct or_tmo
 
 	*hard_at = sat_add(ph->start_us, ph->deadline_us ? ph->deadline_us : k->deadline);
 	*early_at = UINT64_MAX;
+	if (!t->cfg.early_timeout)
+		return all_last && all_bytes;
+	/* A stale arrival time from before the phase must not count as quiet. */
+	quiet_from = ph->last_arrival_us > ph->start_us ? ph->last_arrival_us : ph->start_us;
 	if (hint && k->quiet != UINT64_MAX) {
-		/* A stale arrival time from before the phase must not count as quiet. */
-		quiet_from =
-		    ph->last_arrival_us > ph->start_us ? ph->last_arrival_us : ph->start_us;
 		*early_at = sat_add(quiet_from, k->quiet);
+	} else if (ph->senders_expected > 0 && all_last && ph->bytes_received > 0) {
+		/* No t_C yet: the phase's own transfer time stands in for it. */
+		double q = ceil(t->cfg.early_fraction * (double)(quiet_from - ph->start_us));
+		uint64_t quiet = q < (double)t->cfg.min_us ? t->cfg.min_us : (uint64_t)q;
+		*early_at = sat_add(quiet_from, quiet);
 	}
 	return all_last && all_bytes;
 }

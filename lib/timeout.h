@@ -117,6 +117,7 @@ struct or_tmo_config {
 	uint64_t max_us;            /* >= min_us, <= UINT32_MAX (header estimates are 32-bit) */
 	uint64_t initial_us;        /* deadline while calibrating, in [min_us, max_us] */
 	uint64_t user_timeout_us;   /* 0 = adaptive; else the deadline, clamped to the bounds */
+	int early_timeout;          /* 0: phases close on all data or the hard bound only */
 	double early_fraction;      /* F >= 0: quiet time that closes a phase early, * t_C */
 	double ewma_alpha;          /* (0, 1]: weight of a new sample in t_C */
 	double backoff;             /* >= 1: deadline growth per heavy-loss timeout; 1 = off */
@@ -245,10 +246,14 @@ uint32_t or_tmo_local_estimate(const struct or_tmo *t, size_t bytes);
 
 /*
  * May the phase close at now_us, and why.  ALL_DATA: every sender's LAST
- * packets and every expected byte arrived.  EARLY_TIMEOUT: every expected
- * sender's LAST packets (senders_expected > 0) or every expected byte
- * (bytes_expected > 0) arrived, a t_C is known, and nothing new came for
- * ceil(early_fraction * consensus t_C).  HARD_BOUND: now_us >= start_us +
+ * packets and every expected byte arrived.  EARLY_TIMEOUT (unless
+ * cfg.early_timeout is 0): every expected sender's LAST packets
+ * (senders_expected > 0) or every expected byte (bytes_expected > 0) arrived,
+ * and nothing new came for ceil(early_fraction * consensus t_C); before a t_C
+ * is known (calibration, or every operation so far hit the bound), once every
+ * sender's LAST and some bytes are in, for early_fraction * the phase's own
+ * transfer time (last arrival - start), at least min_us: what is missing then
+ * is lost, not late.  HARD_BOUND: now_us >= start_us +
  * deadline.  When both timeouts hold, the one that came first in time wins
  * (a tie goes to HARD_BOUND), so the verdict does not depend on how late the
  * caller polls.  O(1).

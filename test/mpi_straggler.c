@@ -272,8 +272,8 @@ static int run_straggler(optireduce_comm_t *comm, float *s, float *r, int trial,
 		      (unsigned long long)st.blocks_fallback, exact_s ? "arrived" : "missing");
 		/* Absent from phase 1 and silent in phase 2: early timeout does not wait for it. */
 		CHECK(exact_s || st.phase_end[1] == OPTIREDUCE_PHASE_EARLY_TIMEOUT,
-		      "%s: phase 2 ended %d without the straggler's shard, want early timeout\n", what,
-		      st.phase_end[1]);
+		      "%s: phase 2 ended %d without the straggler's shard, want early timeout\n",
+		      what, st.phase_end[1]);
 	}
 	CHECK(st.deadline_us[0] == st.deadline_us[1] && st.deadline_us[0] > 0,
 	      "%s: deadlines %llu/%llu\n", what, (unsigned long long)st.deadline_us[0],
@@ -329,8 +329,8 @@ static int run_absent(optireduce_comm_t *comm, float *s, float *r, int trial, in
 	      "%s: took %.0f us, waited for the absent rank in phase 2 too\n", what, wall);
 	CHECK(st.phase_end[0] == OPTIREDUCE_PHASE_HARD_BOUND &&
 	          st.phase_end[1] == OPTIREDUCE_PHASE_EARLY_TIMEOUT,
-	      "%s: phases ended %d/%d, want the deadline, then early timeout\n", what, st.phase_end[0],
-	      st.phase_end[1]);
+	      "%s: phases ended %d/%d, want the deadline, then early timeout\n", what,
+	      st.phase_end[0], st.phase_end[1]);
 	CHECK(st.contributions_missing == BLOCKS_PER_SHARD &&
 	          st.blocks_fallback == BLOCKS_PER_SHARD,
 	      "%s: %llu contributions missing and %llu fallback blocks, want %d and %d\n", what,

@@ -396,16 +396,54 @@ static void test_phase(void)
 		CHECK(wake_ok, "wake time: the bound, then the end of quiet, then 0 when complete");
 	}
 
-	/* Before any t_C exists there is nothing to scale the quiet time by. */
+	/*
+	 * Before any t_C exists the phase's own transfer time scales the quiet time, once every
+	 * LAST is in: F = 0.25 of 4000 us of transfer is 1000 us of quiet.
+	 */
 	{
-		struct or_tmo_phase ph = {start, 0, 4, 4, 1000, 900, start + 100};
+		struct or_tmo_phase ph = {start, 0, 4, 4, 1000, 900, start + 4000};
 
 		or_tmo_init(&t, &c);
 		or_tmo_deadline(&t, SZ);
+		CHECK(or_tmo_phase_check(&t, SZ, &ph, start + 4000 + 999) == OR_TMO_NOT_YET &&
+		          or_tmo_phase_check(&t, SZ, &ph, start + 4000 + 1000) ==
+		              OR_TMO_EARLY_TIMEOUT,
+		      "no t_C yet, every LAST in: early after F x transfer time of quiet");
+		ph.last_arrival_us = start + 20;
+		CHECK(or_tmo_phase_check(&t, SZ, &ph, start + 20 + c.min_us - 1) ==
+		              OR_TMO_NOT_YET &&
+		          or_tmo_phase_check(&t, SZ, &ph, start + 20 + c.min_us) ==
+		              OR_TMO_EARLY_TIMEOUT,
+		      "no t_C yet, short transfer: the quiet time is at least min_us");
+		ph.last_arrival_us = start + 4000;
+		ph.senders_last = 3;
 		CHECK(or_tmo_phase_check(&t, SZ, &ph, start + c.initial_us - 1) == OR_TMO_NOT_YET &&
 		          or_tmo_phase_check(&t, SZ, &ph, start + c.initial_us) ==
 		              OR_TMO_HARD_BOUND,
-		      "no t_C yet: no early timeout, hard bound at initial_us");
+		      "no t_C yet, one LAST missing: no early timeout, hard bound at initial_us");
+		ph.senders_last = 4;
+		ph.bytes_received = 0;
+		ph.last_arrival_us = 0;
+		CHECK(or_tmo_phase_check(&t, SZ, &ph, start + c.initial_us - 1) == OR_TMO_NOT_YET,
+		      "no t_C yet, no bytes: no early timeout");
+	}
+
+	/* early_timeout = 0: only all data or the hard bound close a phase. */
+	{
+		struct or_tmo_phase ph = {start, 0, 4, 4, 1000, 900, start + 100};
+		struct or_tmo_config off = c;
+
+		off.early_timeout = 0;
+		or_tmo_init(&t, &off);
+		calibrate_flat(&t, 4, 1000);
+		uint64_t d = or_tmo_deadline(&t, SZ);
+		CHECK(or_tmo_phase_check(&t, SZ, &ph, start + d - 1) == OR_TMO_NOT_YET &&
+		          or_tmo_phase_check(&t, SZ, &ph, start + d) == OR_TMO_HARD_BOUND &&
+		          or_tmo_phase_wake(&t, SZ, &ph) == start + d,
+		      "early_timeout 0: LASTs in and quiet, still NOT_YET until the hard bound");
+		ph.bytes_received = 1000;
+		CHECK(or_tmo_phase_check(&t, SZ, &ph, start + 200) == OR_TMO_ALL_DATA,
+		      "early_timeout 0: all data still closes the phase");
 	}
 
 	/* F = 0: close as soon as the conditions hold. */
@@ -671,7 +709,8 @@ static void test_incast(void)
 	or_tmo_complete(&t, SZ, 100, 0, 0.02);
 	for (int i = 0; i < 7; i++)
 		or_tmo_complete(&t, SZ, 100, 0, 0.0);
-	CHECK(or_tmo_incast(&t) == 2, "a lossy operation holds and resets the clean run (2, not 3)");
+	CHECK(or_tmo_incast(&t) == 2,
+	      "a lossy operation holds and resets the clean run (2, not 3)");
 
 	for (int i = 0; i < 8 * 40; i++)
 		or_tmo_complete(&t, SZ, 100, 0, 0.0);
