@@ -31,6 +31,8 @@
 #define OR_MIN_RATE_MBPS     20.0
 #define OR_MAX_RATE_MBPS     100000.0
 #define OR_INITIAL_RATE_MBPS 400.0
+/* Operations whose loss is averaged before pacing judges a jump: the usual level first. */
+#define OR_LOSS_WARMUP 4
 /* A sender the endpoint refused sleeps this many packets' time: the socket holds ~90. */
 #define OR_BLOCKED_SLEEP_PKTS 16.0
 
@@ -148,11 +150,13 @@ struct or_bounded {
 	double rate_mbps;
 	double tokens;
 	double last_refill_us;
-	double peer_loss; /* worst loss peers reported in this operation, fraction */
-	double own_loss;  /* loss this rank saw in its last operation, reported in headers */
-	double loss_avg;  /* EWMA of the loss of past operations: the network's usual loss */
-	int blocked;      /* the last send found the endpoint full */
-	double took_mbps; /* EWMA of the rate the endpoint took while refusing more */
+	double peer_loss;  /* worst loss peers reported in this operation, fraction */
+	double own_loss;   /* loss this rank saw in its last operation, reported in headers */
+	double loss_avg;   /* EWMA of the loss of past operations: the network's usual loss */
+	unsigned loss_ops; /* operations in loss_avg, up to OR_LOSS_WARMUP */
+	int blocked;       /* the last send found the endpoint full */
+	double took_mbps;  /* EWMA of the rate the endpoint took while refusing more */
+	double share;      /* of rate_mbps the current incast group may use, see pump() */
 	uint64_t inject_state;
 	struct or_tmo tmo;
 	uint32_t *tmo_store;
@@ -308,6 +312,7 @@ int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bou
 	}
 	b->rate_mbps =
 	    param_d(b, OR_P_PACING_RATE) > 0 ? param_d(b, OR_P_PACING_RATE) : OR_INITIAL_RATE_MBPS;
+	b->share = 1.0;
 	b->inject_state = (uint64_t)param_i(b, OR_P_INJECT_SEED) * 0x100000001b3ull + comm->rank;
 
 	or_tmo_config_default(&cfg);
@@ -656,7 +661,8 @@ static void replay_parked(struct or_bounded *b)
 static void refill(struct or_bounded *b)
 {
 	double now = or_now_us();
-	b->tokens += (now - b->last_refill_us) * b->rate_mbps / 8.0; /* Mbit/s = bytes/us * 8 */
+	/* Mbit/s = bytes/us * 8 */
+	b->tokens += (now - b->last_refill_us) * b->rate_mbps * b->share / 8.0;
 	if (b->tokens > OR_BURST_BYTES)
 		b->tokens = OR_BURST_BYTES;
 	b->last_refill_us = now;
@@ -738,6 +744,13 @@ static int pump(struct or_bounded *b, unsigned step)
 	struct or_phase *ph = &b->op->ph[step];
 	int budget = 64; /* then return, so receives are reaped between bursts */
 
+	/*
+	 * A group smaller than the phase's peers is a sequence that senders go through at
+	 * different speeds, so several can be on one receiver at once.  Each peer therefore
+	 * gets the share it would get in a full round (rate / peers), whatever the group: a
+	 * smaller incast is gentler and slower, never a larger burst on one receiver.
+	 */
+	b->share = ph->norder > ph->incast ? (double)ph->incast / (double)ph->norder : 1.0;
 	refill(b);
 	while (ph->group < ph->norder && budget > 0) {
 		uint32_t end = ph->group + ph->incast, width;
@@ -1456,7 +1469,17 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 		int link_bound = op->blocked * 100 > b->stats.packets_sent + 100;
 		if (link_bound && took > 0)
 			b->took_mbps = b->took_mbps > 0 ? 0.75 * b->took_mbps + 0.25 * took : took;
-		if (loss > 2.0 * b->loss_avg + 0.005) {
+		int learning = b->loss_ops < OR_LOSS_WARMUP;
+		if (learning) {
+			/*
+			 * No usual level yet: 1% random loss on a lossy link would read as a jump
+			 * from 0 and cut the rate for nothing.  Learn the level (a plain mean), and
+			 * only back off from loss no link would call usual.
+			 */
+			b->loss_avg += (loss - b->loss_avg) / (double)++b->loss_ops;
+			if (loss > 0.05)
+				b->rate_mbps *= 0.85;
+		} else if (loss > 2.0 * b->loss_avg + 0.005) {
 			/* From what the link took, if that is lower: a nominal rate far above it
 			 * would take many backoffs to bite. */
 			if (link_bound && b->took_mbps > 0 && b->took_mbps < b->rate_mbps)
@@ -1472,7 +1495,8 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 		} else if (loss <= b->loss_avg + 0.002) {
 			b->rate_mbps *= 1.05;
 		}
-		b->loss_avg += 0.125 * (loss - b->loss_avg);
+		if (!learning)
+			b->loss_avg += 0.125 * (loss - b->loss_avg);
 		if (b->rate_mbps < OR_MIN_RATE_MBPS)
 			b->rate_mbps = OR_MIN_RATE_MBPS;
 		if (b->rate_mbps > OR_MAX_RATE_MBPS)
@@ -1536,12 +1560,12 @@ int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms)
 			double need = (double)(b->max_msg) - b->tokens, us;
 			refill(b);
 			need = (double)(b->max_msg) - b->tokens;
-			us = need > 0 ? need * 8.0 / b->rate_mbps : 0;
+			us = need > 0 ? need * 8.0 / (b->rate_mbps * b->share) : 0;
 			/* A full socket drains at the link's rate: a packet's time there, not a
 			 * spin. */
 			if (us < 5 && b->blocked)
 				us = OR_BLOCKED_SLEEP_PKTS * (double)b->max_msg * 8.0 /
-				     (b->took_mbps > 0 ? b->took_mbps : b->rate_mbps);
+				     (b->took_mbps > 0 ? b->took_mbps : b->rate_mbps * b->share);
 			if (us >= 5)
 				sleep_us(us < 1000 ? (long)us : 1000);
 			else

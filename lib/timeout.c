@@ -386,17 +386,18 @@ static enum or_tmo_reason fold_incast(struct or_tmo *t, int hit, double loss)
 	if (cfg->user_incast)
 		return OR_TMO_INCAST_FIXED;
 	/*
-	 * Only a timeout cuts.  Loss is the pacer's signal: a paced sender spreads its rate
-	 * over its group, so fewer receivers at once does not lower what any receiver gets,
-	 * while a smaller group is a sequence that senders drift through at different
-	 * speeds, doubling up on one receiver: cutting on loss fed the loss.
+	 * Only a timeout with loss above the threshold cuts: that is congestion.  A timeout
+	 * alone is a slow rank, and loss alone is the pacer's signal (a paced sender spreads
+	 * its rate over its group, so fewer receivers at once does not lower what any of them
+	 * gets; cutting on loss fed the loss).
 	 */
-	if (hit) {
+	if (hit && lossy) {
 		t->clean_run = 0;
 		t->incast = t->incast > 1 ? t->incast / 2 : 1;
 		return OR_TMO_INCAST_CUT_TIMEOUT;
 	}
-	if (lossy) {
+	/* A timeout without loss above the usual is a slow rank, not an incast. */
+	if (hit || lossy) {
 		t->clean_run = 0;
 		return OR_TMO_INCAST_HOLD;
 	}

@@ -39,9 +39,9 @@
  *    stragglers at t_B instead.
  *
  * Per communicator: the Transpose incast, AIMD within [1, nranks-1]: halved
- * on a hard timeout, +1 after clean_ops_to_grow clean operations in a row
- * (loss at most loss_threshold); loss above it holds the incast and resets
- * the run (loss is the pacer's signal, see fold_incast).
+ * on a hard timeout with loss above loss_threshold, +1 after
+ * clean_ops_to_grow clean operations in a row; a timeout or loss alone holds
+ * it and resets the run (see fold_incast).
  */
 #ifndef OR_TIMEOUT_H
 #define OR_TIMEOUT_H

@@ -687,8 +687,11 @@ static void test_incast(void)
 	CHECK(or_tmo_incast(&t) == 15 && or_tmo_last(&t)->incast_why == OR_TMO_INCAST_HOLD,
 	      "5%% loss: held at 15 (loss is the pacer's signal, not the incast's)");
 	or_tmo_complete(&t, SZ, 100, 1, 0.0);
+	CHECK(or_tmo_incast(&t) == 15 && or_tmo_last(&t)->incast_why == OR_TMO_INCAST_HOLD,
+	      "hard timeout without loss (a slow rank): held at 15");
+	or_tmo_complete(&t, SZ, 100, 1, 0.05);
 	CHECK(or_tmo_incast(&t) == 7 && or_tmo_last(&t)->incast_why == OR_TMO_INCAST_CUT_TIMEOUT,
-	      "hard timeout: halved to 7 (incast_cut_timeout)");
+	      "hard timeout with 5%% loss: halved to 7 (incast_cut_timeout)");
 	or_tmo_complete(&t, SZ, 100, 1, 0.9);
 	CHECK(or_tmo_incast(&t) == 3, "another: 3");
 	or_tmo_complete(&t, SZ, 100, 1, 0.9);
