@@ -1479,6 +1479,12 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 			b->loss_avg += (loss - b->loss_avg) / (double)++b->loss_ops;
 			if (loss > 0.05)
 				b->rate_mbps *= 0.85;
+		} else if (hit) {
+			/*
+			 * A phase cut at its deadline reports what was still in flight as lost:
+			 * that is the deadline's doing, not the network's.  Backing off for it
+			 * would make the next phases slower and cut more, a spiral.  Hold.
+			 */
 		} else if (loss > 2.0 * b->loss_avg + 0.005) {
 			/* From what the link took, if that is lower: a nominal rate far above it
 			 * would take many backoffs to bite. */

@@ -386,18 +386,19 @@ static enum or_tmo_reason fold_incast(struct or_tmo *t, int hit, double loss)
 	if (cfg->user_incast)
 		return OR_TMO_INCAST_FIXED;
 	/*
-	 * Only a timeout with loss above the threshold cuts: that is congestion.  A timeout
-	 * alone is a slow rank, and loss alone is the pacer's signal (a paced sender spreads
-	 * its rate over its group, so fewer receivers at once does not lower what any of them
-	 * gets; cutting on loss fed the loss).
+	 * Loss above the usual level in an operation that ran to its data (or early
+	 * timeout) cuts: receivers were offered more than they took.  An operation that hit
+	 * the hard bound does not: what it lost was still in flight when the deadline came
+	 * (a slow rank, a deadline too tight for the data), and a smaller incast, which also
+	 * sends slower (see pump() in bounded.c), would make the next phases longer and cut
+	 * more of them.
 	 */
-	if (hit && lossy) {
+	if (lossy && !hit) {
 		t->clean_run = 0;
 		t->incast = t->incast > 1 ? t->incast / 2 : 1;
-		return OR_TMO_INCAST_CUT_TIMEOUT;
+		return OR_TMO_INCAST_CUT_LOSS;
 	}
-	/* A timeout without loss above the usual is a slow rank, not an incast. */
-	if (hit || lossy) {
+	if (hit) {
 		t->clean_run = 0;
 		return OR_TMO_INCAST_HOLD;
 	}

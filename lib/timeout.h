@@ -39,9 +39,9 @@
  *    stragglers at t_B instead.
  *
  * Per communicator: the Transpose incast, AIMD within [1, nranks-1]: halved
- * on a hard timeout with loss above loss_threshold, +1 after
- * clean_ops_to_grow clean operations in a row; a timeout or loss alone holds
- * it and resets the run (see fold_incast).
+ * on loss above loss_threshold in an operation that did not hit the hard
+ * bound, +1 after clean_ops_to_grow clean operations in a row; a hard timeout
+ * holds it and resets the run (see fold_incast).
  */
 #ifndef OR_TIMEOUT_H
 #define OR_TIMEOUT_H
@@ -92,10 +92,10 @@
 	X(BACKOFF, "backoff")         /* timed out with heavy loss: backoff raised */              \
 	X(TIMED_OUT, "timed_out")     /* timed out: t_C untouched */                               \
 	/* what a completion did to the incast (or_tmo_complete) */                                \
-	X(INCAST_FIXED, "incast_fixed")             /* user_incast set */                          \
-	X(INCAST_HOLD, "incast_hold")               /* clean, run not long enough yet */           \
-	X(INCAST_GROW, "incast_grow")               /* clean run complete: +1 */                   \
-	X(INCAST_CUT_TIMEOUT, "incast_cut_timeout") /* hit the hard bound: halved */
+	X(INCAST_FIXED, "incast_fixed")       /* user_incast set */                                \
+	X(INCAST_HOLD, "incast_hold")         /* clean, run not long enough yet */                 \
+	X(INCAST_GROW, "incast_grow")         /* clean run complete: +1 */                         \
+	X(INCAST_CUT_LOSS, "incast_cut_loss") /* loss above threshold: halved */
 
 enum or_tmo_reason {
 #define OR_TMO_REASON_ENUM(name, str) OR_TMO_##name,

@@ -683,20 +683,19 @@ static void test_incast(void)
 	c.loss_threshold = 0.01;
 	or_tmo_init(&t, &c);
 	CHECK(or_tmo_incast(&t) == 15, "16 ranks: incast starts at N-1 = 15");
-	or_tmo_complete(&t, SZ, 100, 0, 0.05);
-	CHECK(or_tmo_incast(&t) == 15 && or_tmo_last(&t)->incast_why == OR_TMO_INCAST_HOLD,
-	      "5%% loss: held at 15 (loss is the pacer's signal, not the incast's)");
 	or_tmo_complete(&t, SZ, 100, 1, 0.0);
 	CHECK(or_tmo_incast(&t) == 15 && or_tmo_last(&t)->incast_why == OR_TMO_INCAST_HOLD,
-	      "hard timeout without loss (a slow rank): held at 15");
-	or_tmo_complete(&t, SZ, 100, 1, 0.05);
-	CHECK(or_tmo_incast(&t) == 7 && or_tmo_last(&t)->incast_why == OR_TMO_INCAST_CUT_TIMEOUT,
-	      "hard timeout with 5%% loss: halved to 7 (incast_cut_timeout)");
+	      "hard timeout without loss (a slow rank, a tight deadline): held at 15");
+	or_tmo_complete(&t, SZ, 100, 0, 0.05);
+	CHECK(or_tmo_incast(&t) == 7 && or_tmo_last(&t)->incast_why == OR_TMO_INCAST_CUT_LOSS,
+	      "5%% loss: halved to 7 (incast_cut_loss)");
 	or_tmo_complete(&t, SZ, 100, 1, 0.9);
-	CHECK(or_tmo_incast(&t) == 3, "another: 3");
-	or_tmo_complete(&t, SZ, 100, 1, 0.9);
-	or_tmo_complete(&t, SZ, 100, 1, 0.9);
-	CHECK(or_tmo_incast(&t) == 1, "more timeouts: floor at 1");
+	CHECK(or_tmo_incast(&t) == 7 && or_tmo_last(&t)->incast_why == OR_TMO_INCAST_HOLD,
+	      "timeout with 90%% loss (cut by the deadline, not dropped): held at 7");
+	or_tmo_complete(&t, SZ, 100, 0, 0.9);
+	CHECK(or_tmo_incast(&t) == 3, "90%% loss without a timeout: 3");
+	or_tmo_complete(&t, SZ, 100, 0, 0.9);
+	CHECK(or_tmo_incast(&t) == 1, "more loss: floor at 1");
 
 	for (int i = 0; i < 7; i++) {
 		or_tmo_complete(&t, SZ, 100, 0, 0.01);
@@ -712,8 +711,8 @@ static void test_incast(void)
 	or_tmo_complete(&t, SZ, 100, 0, 0.02);
 	for (int i = 0; i < 7; i++)
 		or_tmo_complete(&t, SZ, 100, 0, 0.0);
-	CHECK(or_tmo_incast(&t) == 2,
-	      "a lossy operation holds and resets the clean run (2, not 3)");
+	CHECK(or_tmo_incast(&t) == 1,
+	      "a lossy operation cuts and resets the clean run (1, not 2 or 3)");
 
 	for (int i = 0; i < 8 * 40; i++)
 		or_tmo_complete(&t, SZ, 100, 0, 0.0);
