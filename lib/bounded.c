@@ -1452,6 +1452,9 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 		/* The controller's loss signal (incast, backoff) is loss above the usual level,
 		 * for the same reason as pacing's below. */
 		double excess = b->own_loss - b->loss_avg;
+		/* Until pacing has learnt the usual level, a lossy link's loss reads as excess. */
+		if (b->loss_ops < OR_LOSS_WARMUP)
+			excess = 0;
 		or_tmo_complete(&b->tmo, op->user_count * optireduce_dtype_size(op->user_dtype),
 		                (uint64_t)(elapsed > 0 ? elapsed : 0), hit,
 		                excess > 0 ? excess : 0);
@@ -1515,6 +1518,13 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 	       phase_end_name(c->status->phase_end[1]),
 	       (unsigned long long)c->status->deadline_us[0], b->own_loss, b->rate_mbps, c->incast,
 	       (unsigned long long)c->bop->blocked);
+	/*
+	 * Peers pace by the loss this rank reports in its next headers.  What a deadline cut
+	 * or an absent straggler cost is not the network's: report the usual level, or one
+	 * slow rank would make every sender back off after each of its operations.
+	 */
+	if (hit || skip_sample)
+		b->own_loss = b->loss_avg;
 	end_op(b, c);
 	return ret;
 }
