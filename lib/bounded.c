@@ -33,6 +33,8 @@
 #define OR_INITIAL_RATE_MBPS 400.0
 /* Operations whose loss is averaged before pacing judges a jump: the usual level first. */
 #define OR_LOSS_WARMUP 4
+/* Operations smaller than this many packets tell the incast nothing by their loss. */
+#define OR_LOSS_MIN_PKTS 1024
 /* A sender the endpoint refused sleeps this many packets' time: the socket holds ~90. */
 #define OR_BLOCKED_SLEEP_PKTS 16.0
 
@@ -1452,8 +1454,9 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 		/* The controller's loss signal (incast, backoff) is loss above the usual level,
 		 * for the same reason as pacing's below. */
 		double excess = b->own_loss - b->loss_avg;
-		/* Until pacing has learnt the usual level, a lossy link's loss reads as excess. */
-		if (b->loss_ops < OR_LOSS_WARMUP)
+		/* Until pacing has learnt the usual level, a lossy link's loss reads as excess.
+		 * And in a small operation one packet is a percent: noise, not congestion. */
+		if (b->loss_ops < OR_LOSS_WARMUP || op->work_bytes < OR_LOSS_MIN_PKTS * b->payload)
 			excess = 0;
 		or_tmo_complete(&b->tmo, op->user_count * optireduce_dtype_size(op->user_dtype),
 		                (uint64_t)(elapsed > 0 ? elapsed : 0), hit,
