@@ -519,6 +519,12 @@ static struct or_outbound *outbound_of(struct or_phase *ph, uint32_t size, uint3
 	return NULL;
 }
 
+/* Inbound slots of ph in use: every rank's (by rank) or the nin declared, in order. */
+static uint32_t inbound_slots(const struct or_phase *ph, uint32_t size)
+{
+	return !ph->in ? 0 : ph->cap >= size ? ph->cap : ph->nin;
+}
+
 /*
  * Most steps any operation on a communicator of n ranks may declare: the ring's 2(n-1), at
  * least the default 2, at most what the 16-bit step field holds.  Packets of operations not
@@ -1030,19 +1036,18 @@ static void close_phase(struct or_bounded_op *op, unsigned phase, enum optireduc
 static uint32_t absent_senders(struct or_coll *c, unsigned phase)
 {
 	struct or_phase *ph = &c->bop->ph[phase], *prev;
-	uint32_t n, absent = 0;
+	uint32_t n = inbound_slots(ph, c->size), absent = 0;
 
-	if (phase == 0 || !ph->in)
+	if (phase == 0)
 		return 0;
 	prev = &c->bop->ph[phase - 1];
-	if (!prev->closed || prev->end != OPTIREDUCE_PHASE_HARD_BOUND || !prev->in)
+	if (!prev->closed || prev->end != OPTIREDUCE_PHASE_HARD_BOUND)
 		return 0;
-	n = ph->cap >= c->size ? ph->cap : ph->nin;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct or_inbound *in = &ph->in[i], *before;
 		if (!in->npkts || in->got_pkts || in->last_seen)
 			continue;
-		before = inbound_of(prev, c->size, ph->cap >= c->size ? i : in->peer);
+		before = inbound_of(prev, c->size, in->peer);
 		if (before && before->npkts && !before->got_pkts)
 			absent++;
 	}
@@ -1374,11 +1379,9 @@ static void end_op(struct or_bounded *b, struct or_coll *c)
  */
 static int only_absent_senders(const struct or_phase *ph, uint32_t size)
 {
-	uint32_t n = ph->cap >= size ? ph->cap : ph->nin;
+	uint32_t n = inbound_slots(ph, size);
 	int absent = 0;
 
-	if (!ph->in)
-		return 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct or_inbound *in = &ph->in[i];
 		if (!in->npkts || in->last_seen)
@@ -1394,7 +1397,7 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 {
 	struct or_bounded_op *op = c->bop;
 	int ret = 0, hit = 0, skip_sample = 0;
-	double elapsed;
+	double longest = 0; /* the controller's sample: the longest phase */
 
 	if (op->nblocks && param_i(b, OR_P_HADAMARD)) {
 		ret = c->dtype == OPTIREDUCE_FLOAT64
@@ -1425,7 +1428,6 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 		 * a backoff, a smaller incast) would make everybody wait for it next time.
 		 */
 		int straggler = 1;
-		double longest = 0;
 		for (unsigned p = 0; p < op->nphases; p++) {
 			struct or_phase *ph = &op->ph[p];
 			double d = ph->end_us - ph->start_us;
@@ -1446,7 +1448,6 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 		}
 		if (hit && straggler)
 			skip_sample = 1;
-		elapsed = longest;
 	}
 	/* An operation that moved nothing (one rank, no elements) teaches the controller nothing.
 	 */
@@ -1459,7 +1460,7 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 		if (b->loss_ops < OR_LOSS_WARMUP || op->work_bytes < OR_LOSS_MIN_PKTS * b->payload)
 			excess = 0;
 		or_tmo_complete(&b->tmo, op->user_count * optireduce_dtype_size(op->user_dtype),
-		                (uint64_t)(elapsed > 0 ? elapsed : 0), hit,
+		                (uint64_t)longest, hit,
 		                excess > 0 ? excess : 0);
 	}
 	/*
@@ -1576,7 +1577,7 @@ int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms)
 	 * progress thread keeps reaping meanwhile. */
 	for (unsigned p = 0; p < op->nphases; p++)
 		if (op->ph[p].begun && !op->ph[p].closed && op->ph[p].group < op->ph[p].norder) {
-			double need = (double)(b->max_msg) - b->tokens, us;
+			double need, us;
 			refill(b);
 			need = (double)(b->max_msg) - b->tokens;
 			us = need > 0 ? need * 8.0 / (b->rate_mbps * b->share) : 0;
