@@ -308,17 +308,26 @@ static int run_absent(optireduce_comm_t *comm, float *s, float *r, int trial, in
 	}
 	disturbed = st.elements_received[0] != st.elements_expected[0] - SHARD ||
 	            st.elements_received[1] != st.elements_expected[1] - SHARD;
+	/*
+	 * Phase 2 at the hard bound with everything but the absent rank's data in: this rank
+	 * handled the packets only after the deadline (descheduled on a loaded host), so the
+	 * early timeout had no chance.  Judged again like loss; if the absent-sender logic were
+	 * broken, every attempt would look like this and the last one fails the checks below.
+	 */
+	if (!disturbed && st.phase_end[1] == OPTIREDUCE_PHASE_HARD_BOUND)
+		disturbed = 2;
 	err = max_error(r, trial, absent, 0);
 	snprintf(what, sizeof(what), "absent trial %d", trial);
 	print_status(what, &st, wall, err);
 	MPI_Allreduce(MPI_IN_PLACE, &disturbed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	if (disturbed && !final) {
 		if (rank == 0)
-			printf("absent trial %d: loss beyond the absent rank's; run again\n",
-			       trial);
+			printf("absent trial %d: %s; run again\n", trial,
+			       disturbed == 2 ? "a rank ran into phase 2's deadline"
+			                      : "loss beyond the absent rank's");
 		return 1;
 	}
-	if (disturbed)
+	if (disturbed == 1)
 		FAIL("absent: every attempt lost data beyond the absent rank's\n");
 	bound = (double)(st.deadline_us[0] + st.deadline_us[1]) + SLACK_US;
 	CHECK(err <= TOL, "%s: max error %g from the estimator's prediction\n", what, err);
