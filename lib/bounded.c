@@ -330,6 +330,10 @@ int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bou
 	cfg.calib_percentile = param_d(b, OR_P_CALIB_PERCENTILE);
 	cfg.calib_margin = param_d(b, OR_P_CALIB_MARGIN);
 	cfg.early_fraction = param_d(b, OR_P_EARLY_FRACTION);
+	cfg.absent_factor = param_d(b, OR_P_ABSENT_FACTOR);
+	/* Sooner than t_C would cut senders that are merely slower than the others. */
+	if (cfg.absent_factor > 0.0 && cfg.absent_factor < 1.0)
+		cfg.absent_factor = 1.0;
 	cfg.early_timeout = param_i(b, OR_P_EARLY_TIMEOUT) != 0;
 	cfg.user_incast = (uint32_t)param_i(b, OR_P_INCAST);
 	cfg.incast_initial = 0; /* every peer interleaved: see pump() */
@@ -1029,7 +1033,8 @@ static void close_phase(struct or_bounded_op *op, unsigned phase, enum optireduc
 
 /*
  * Senders of this phase that sent nothing in it and nothing in the phase before, which
- * closed without them: a straggler that has not entered the operation.  Early timeout
+ * closed without them (hard bound, or early timeout that judged them absent): a straggler
+ * that has not entered the operation.  Early timeout
  * does not wait for their LAST, or every straggler would cost a second deadline.  If
  * the straggler comes in time, its packets are taken like any others.
  */
@@ -1041,7 +1046,7 @@ static uint32_t absent_senders(struct or_coll *c, unsigned phase)
 	if (phase == 0)
 		return 0;
 	prev = &c->bop->ph[phase - 1];
-	if (!prev->closed || prev->end != OPTIREDUCE_PHASE_HARD_BOUND)
+	if (!prev->closed)
 		return 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct or_inbound *in = &ph->in[i], *before;
@@ -1054,6 +1059,17 @@ static uint32_t absent_senders(struct or_coll *c, unsigned phase)
 	return absent;
 }
 
+/* Senders of this phase that nothing has come from yet (the controller decides when one
+ * of them counts as absent). */
+static uint32_t silent_senders(const struct or_phase *ph, uint32_t size)
+{
+	uint32_t n = inbound_slots(ph, size), silent = 0;
+
+	for (uint32_t i = 0; i < n; i++)
+		silent += ph->in[i].npkts && !ph->in[i].got_pkts && !ph->in[i].last_seen;
+	return silent;
+}
+
 /* 1 when the phase is closed (its data is final), 0 while open. */
 int or_bop_phase_done(struct or_coll *c, unsigned phase)
 {
@@ -1061,7 +1077,7 @@ int or_bop_phase_done(struct or_coll *c, unsigned phase)
 	struct or_phase *ph = phase < c->bop->nphases ? &c->bop->ph[phase] : NULL;
 	struct or_tmo_phase tp;
 	enum or_tmo_reason why;
-	uint32_t unsent = 0;
+	uint32_t unsent = 0, absent;
 
 	if (!ph)
 		return -OPTIREDUCE_EINVAL;
@@ -1073,8 +1089,10 @@ int or_bop_phase_done(struct or_coll *c, unsigned phase)
 		unsent += ph->out[ph->order[i]].next < ph->out[ph->order[i]].npkts;
 	tp.start_us = 0;
 	tp.deadline_us = ph->deadline_us;
-	tp.senders_expected = ph->senders_expected - absent_senders(c, phase);
+	absent = absent_senders(c, phase);
+	tp.senders_expected = ph->senders_expected - absent;
 	tp.senders_last = ph->senders_last;
+	tp.senders_silent = silent_senders(ph, c->size) - absent;
 	tp.bytes_expected = ph->bytes_expected;
 	tp.bytes_received = ph->bytes_received;
 	/* Packets that came before the phase began (a sender ahead of us) count as arriving at
@@ -1460,8 +1478,7 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 		if (b->loss_ops < OR_LOSS_WARMUP || op->work_bytes < OR_LOSS_MIN_PKTS * b->payload)
 			excess = 0;
 		or_tmo_complete(&b->tmo, op->user_count * optireduce_dtype_size(op->user_dtype),
-		                (uint64_t)longest, hit,
-		                excess > 0 ? excess : 0);
+		                (uint64_t)longest, hit, excess > 0 ? excess : 0);
 	}
 	/*
 	 * Pacing: back off when the loss peers report jumps above the network's usual loss

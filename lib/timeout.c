@@ -49,6 +49,8 @@ void or_tmo_config_default(struct or_tmo_config *cfg)
 	cfg->user_timeout_us = 0;
 	cfg->early_timeout = 1;
 	cfg->early_fraction = 0.02;
+	/* A phase lasts t_C; a sender that has not begun by half as long again is not coming. */
+	cfg->absent_factor = 1.5;
 	/* TCP's smoothed-RTT weight: forgets a burst in about 8 operations. */
 	cfg->ewma_alpha = 0.125;
 	cfg->backoff = 1.5;
@@ -80,6 +82,8 @@ static int check_config(const struct or_tmo_config *c)
 	if (c->initial_us < c->min_us || c->initial_us > c->max_us)
 		return 0;
 	if (!(c->early_fraction >= 0.0 && isfinite(c->early_fraction)))
+		return 0;
+	if (!(c->absent_factor == 0.0 || (c->absent_factor >= 1.0 && c->absent_factor <= 1000.0)))
 		return 0;
 	if (!(c->ewma_alpha > 0.0 && c->ewma_alpha <= 1.0))
 		return 0;
@@ -482,6 +486,15 @@ static int phase_times(const struct or_tmo *t, size_t bytes, const struct or_tmo
 	quiet_from = ph->last_arrival_us > ph->start_us ? ph->last_arrival_us : ph->start_us;
 	if (hint && k->quiet != UINT64_MAX) {
 		*early_at = sat_add(quiet_from, k->quiet);
+	} else if (k->quiet != UINT64_MAX && t->cfg.absent_factor > 0.0 && ph->senders_silent > 0 &&
+	           ph->senders_expected > 0 &&
+	           ph->senders_last + (uint64_t)ph->senders_silent >= ph->senders_expected &&
+	           ph->bytes_received > 0) {
+		uint64_t absent_at =
+		    sat_add(ph->start_us, ceil_u64(t->cfg.absent_factor * (double)k->consensus));
+		*early_at = sat_add(quiet_from, k->quiet);
+		if (*early_at < absent_at)
+			*early_at = absent_at;
 	} else if (ph->senders_expected > 0 && all_last && ph->bytes_received > 0) {
 		/* No t_C yet: the phase's own transfer time stands in for it. */
 		double q = ceil(t->cfg.early_fraction * (double)(quiet_from - ph->start_us));

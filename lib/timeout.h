@@ -119,6 +119,7 @@ struct or_tmo_config {
 	uint64_t user_timeout_us;   /* 0 = adaptive; else the deadline, clamped to the bounds */
 	int early_timeout;          /* 0: phases close on all data or the hard bound only */
 	double early_fraction;      /* F >= 0: quiet time that closes a phase early, * t_C */
+	double absent_factor;       /* A = 0 (off) or >= 1: a sender silent for A * t_C is absent */
 	double ewma_alpha;          /* (0, 1]: weight of a new sample in t_C */
 	double backoff;             /* >= 1: deadline growth per heavy-loss timeout; 1 = off */
 	double loss_threshold;      /* [0, 1]: loss fraction that counts as "lossy" */
@@ -196,6 +197,7 @@ struct or_tmo_phase {
 	uint64_t bytes_expected;  /* 0 only when the phase carries no payload */
 	uint64_t bytes_received;  /* distinct payload bytes, duplicates not counted */
 	uint64_t last_arrival_us; /* time of the latest new packet; 0 = none yet */
+	uint32_t senders_silent;  /* of the senders without LAST, those nothing came from */
 };
 
 /* Defaults that match lib/params.h; nranks = 1, rank = 0 until the caller sets them. */
@@ -253,7 +255,10 @@ uint32_t or_tmo_local_estimate(const struct or_tmo *t, size_t bytes);
  * is known (calibration, or every operation so far hit the bound), once every
  * sender's LAST and some bytes are in, for early_fraction * the phase's own
  * transfer time (last arrival - start), at least min_us: what is missing then
- * is lost, not late.  HARD_BOUND: now_us >= start_us +
+ * is lost, not late.  A sender that sent nothing in the phase, while every other
+ * sender's LAST is in, is a straggler that has not entered the operation: once
+ * t_C is known, early timeout stops waiting for it absent_factor * consensus t_C
+ * after the phase began (and after the usual quiet).  HARD_BOUND: now_us >= start_us +
  * deadline.  When both timeouts hold, the one that came first in time wins
  * (a tie goes to HARD_BOUND), so the verdict does not depend on how late the
  * caller polls.  O(1).

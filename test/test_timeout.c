@@ -132,6 +132,12 @@ static const char *break_config(int i, struct or_tmo_config *c)
 		c->nranks = 8;
 		c->user_incast = 9;
 		return "user_incast > nranks-1";
+	case 25:
+		c->absent_factor = 0.5;
+		return "absent_factor in (0, 1)";
+	case 26:
+		c->absent_factor = NAN;
+		return "absent_factor NaN";
 	case 24:
 		c->nranks = OR_TMO_INLINE_RANKS + 1;
 		return "nranks > OR_TMO_INLINE_RANKS, no store";
@@ -444,6 +450,57 @@ static void test_phase(void)
 		ph.bytes_received = 1000;
 		CHECK(or_tmo_phase_check(&t, SZ, &ph, start + 200) == OR_TMO_ALL_DATA,
 		      "early_timeout 0: all data still closes the phase");
+	}
+
+	/*
+	 * A sender that sent nothing while the three others' LASTs are in: absent once the phase
+	 * is A x t_C old (A = 1.5: 1500 µs), and not before the usual quiet either.
+	 */
+	{
+		struct or_tmo_phase ph = {start, 0, 4, 3, 1000, 750, start + 100, 1};
+		int exact = 1;
+
+		c.absent_factor = 1.5;
+		c.calib_margin = 3.0; /* t_B 3000, so the absent rule is seen before it */
+		or_tmo_init(&t, &c);
+		calibrate_flat(&t, 4, 1000);
+		for (uint64_t now = start; now < start + 3000; now += 7) {
+			enum or_tmo_reason r = or_tmo_phase_check(&t, SZ, &ph, now);
+
+			if ((now < start + 1500) != (r == OR_TMO_NOT_YET))
+				exact = 0;
+			if (now >= start + 1500 && r != OR_TMO_EARLY_TIMEOUT)
+				exact = 0;
+		}
+		CHECK(exact, "absent sender: NOT_YET until 1.5 x t_C, then early timeout");
+		CHECK(or_tmo_phase_wake(&t, SZ, &ph) == start + 1500,
+		      "absent sender: wake at 1.5 x t_C");
+		ph.last_arrival_us = start + 1400;
+		CHECK(or_tmo_phase_check(&t, SZ, &ph, start + 1649) == OR_TMO_NOT_YET &&
+		          or_tmo_phase_check(&t, SZ, &ph, start + 1650) == OR_TMO_EARLY_TIMEOUT,
+		      "absent sender, arrivals until +1400: early only after 250 µs of quiet");
+		ph.last_arrival_us = start + 100;
+		ph.senders_last = 2;
+		CHECK(or_tmo_phase_check(&t, SZ, &ph, start + 2999) == OR_TMO_NOT_YET,
+		      "silent sender and another LAST missing: wait for the bound");
+		ph.senders_last = 3;
+		ph.bytes_received = 0;
+		ph.last_arrival_us = 0;
+		CHECK(or_tmo_phase_check(&t, SZ, &ph, start + 2999) == OR_TMO_NOT_YET,
+		      "every sender silent: nothing to judge by, wait for the bound");
+		ph.bytes_received = 750;
+		ph.last_arrival_us = start + 100;
+		c.absent_factor = 0;
+		or_tmo_init(&t, &c);
+		calibrate_flat(&t, 4, 1000);
+		CHECK(or_tmo_phase_check(&t, SZ, &ph, start + 2999) == OR_TMO_NOT_YET &&
+		          or_tmo_phase_check(&t, SZ, &ph, start + 3000) == OR_TMO_HARD_BOUND,
+		      "absent_factor 0: a silent sender is waited for to the bound");
+		or_tmo_init(&t, &c);
+		CHECK(or_tmo_phase_check(&t, SZ, &ph, start + c.initial_us - 1) == OR_TMO_NOT_YET,
+		      "no t_C yet: a silent sender is waited for");
+		c.absent_factor = 1.5;
+		c.calib_margin = base_cfg().calib_margin;
 	}
 
 	/* F = 0: close as soon as the conditions hold. */
