@@ -1445,26 +1445,30 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 		 * that says nothing about the network, and learning from it (a longer deadline,
 		 * a backoff, a smaller incast) would make everybody wait for it next time.
 		 */
-		int straggler = 1;
+		int absent = 0, other_cut = 0;
 		for (unsigned p = 0; p < op->nphases; p++) {
 			struct or_phase *ph = &op->ph[p];
 			double d = ph->end_us - ph->start_us;
+			int only_absent;
 			if (!ph->begun || !ph->closed)
 				continue;
+			/* Closed early or at the bound, the straggler judged absent or not. */
+			only_absent = ph->end != OPTIREDUCE_PHASE_ALL_DATA &&
+			              only_absent_senders(ph, c->size);
+			absent |= only_absent;
 			if (ph->end == OPTIREDUCE_PHASE_HARD_BOUND) {
 				if (ph->senders_expected &&
 				    ph->senders_last >= ph->senders_expected) {
 					d = ph->last_arrival_us - ph->start_us;
 				} else {
 					hit = 1;
-					if (!only_absent_senders(ph, c->size))
-						straggler = 0;
+					other_cut |= !only_absent;
 				}
 			}
 			if (d > longest)
 				longest = d;
 		}
-		if (hit && straggler)
+		if (absent && !other_cut)
 			skip_sample = 1;
 	}
 	/* An operation that moved nothing (one rank, no elements) teaches the controller nothing.
