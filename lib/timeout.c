@@ -61,6 +61,12 @@ void or_tmo_config_default(struct or_tmo_config *cfg)
 	cfg->user_incast = 0;
 }
 
+/* Quiet times without a LAST that close a phase at least as old as t_C. */
+#define OR_TMO_IDLE_QUIETS 5
+
+/* Lossy operations in a row that cut the incast. */
+#define OR_TMO_INCAST_LOSSY_OPS 2
+
 static uint32_t incast_max(const struct or_tmo_config *cfg)
 {
 	return cfg->nranks > 1 ? cfg->nranks - 1 : 1;
@@ -399,6 +405,14 @@ static enum or_tmo_reason fold_incast(struct or_tmo *t, int hit, double loss)
 	 */
 	if (lossy && !hit) {
 		t->clean_run = 0;
+		/*
+		 * Once is a spike (a receiver descheduled while its socket filled), and halving
+		 * the incast halves how fast every sender sends (see pump()): the loss must
+		 * persist before it cuts.
+		 */
+		if (++t->lossy_run < OR_TMO_INCAST_LOSSY_OPS)
+			return OR_TMO_INCAST_HOLD;
+		t->lossy_run = 0;
 		t->incast = t->incast > 1 ? t->incast / 2 : 1;
 		return OR_TMO_INCAST_CUT_LOSS;
 	}
@@ -406,6 +420,7 @@ static enum or_tmo_reason fold_incast(struct or_tmo *t, int hit, double loss)
 		t->clean_run = 0;
 		return OR_TMO_INCAST_HOLD;
 	}
+	t->lossy_run = 0;
 	if (++t->clean_run < cfg->clean_ops_to_grow)
 		return OR_TMO_INCAST_HOLD;
 	t->clean_run = 0;
@@ -495,6 +510,24 @@ static int phase_times(const struct or_tmo *t, size_t bytes, const struct or_tmo
 		*early_at = sat_add(quiet_from, k->quiet);
 		if (*early_at < absent_at)
 			*early_at = absent_at;
+	} else if (k->quiet != UINT64_MAX && ph->senders_silent == 0 && ph->senders_expected > 0 &&
+	           ph->bytes_received > 0) {
+		/*
+		 * Every sender was heard but a LAST is missing and bytes are short: both copies of
+		 * a LAST go when a descheduled receiver's socket overflows.  Once the phase is as
+		 * old as a normal one and quiet for OR_TMO_IDLE_QUIETS quiet times, the rest is
+		 * lost, not late: waiting for t_B would only add its length to the operation.
+		 */
+		uint64_t idle = k->quiet > UINT64_MAX / OR_TMO_IDLE_QUIETS
+		                    ? UINT64_MAX
+		                    : k->quiet * OR_TMO_IDLE_QUIETS;
+		uint64_t normal_at = sat_add(ph->start_us, k->consensus);
+
+		if (idle < t->cfg.min_us)
+			idle = t->cfg.min_us;
+		*early_at = sat_add(quiet_from, idle);
+		if (*early_at < normal_at)
+			*early_at = normal_at;
 	} else if (ph->senders_expected > 0 && all_last && ph->bytes_received > 0) {
 		/* No t_C yet: the phase's own transfer time stands in for it. */
 		double q = ceil(t->cfg.early_fraction * (double)(quiet_from - ph->start_us));

@@ -95,7 +95,7 @@
 	X(INCAST_FIXED, "incast_fixed")       /* user_incast set */                                \
 	X(INCAST_HOLD, "incast_hold")         /* clean, run not long enough yet */                 \
 	X(INCAST_GROW, "incast_grow")         /* clean run complete: +1 */                         \
-	X(INCAST_CUT_LOSS, "incast_cut_loss") /* loss above threshold: halved */
+	X(INCAST_CUT_LOSS, "incast_cut_loss") /* loss above threshold twice in a row: halved */
 
 enum or_tmo_reason {
 #define OR_TMO_REASON_ENUM(name, str) OR_TMO_##name,
@@ -180,6 +180,7 @@ struct or_tmo {
 	struct or_tmo_class cls[OR_TMO_SIZE_CLASSES];
 	uint32_t incast;
 	uint32_t clean_run;
+	uint32_t lossy_run; /* consecutive lossy operations that did not hit the bound */
 	uint32_t *peer_ext; /* caller's peer store, or NULL for peer_inline */
 	uint32_t peer_inline[OR_TMO_PEER_STORE_LEN(OR_TMO_INLINE_RANKS)];
 	struct or_tmo_decision last;

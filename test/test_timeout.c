@@ -329,10 +329,14 @@ static void test_phase(void)
 	     OR_TMO_EARLY_TIMEOUT},
 	    {"one LAST missing, bytes short, quiet 250", 4, 3, 1000, 900, 100, 0, 350,
 	     OR_TMO_NOT_YET},
-	    {"one LAST missing, bytes short, 1 µs before the bound", 4, 3, 1000, 900, 100, 0, 1499,
-	     OR_TMO_NOT_YET},
-	    {"one LAST missing, bytes short, at the bound", 4, 3, 1000, 900, 100, 0, 1500,
-	     OR_TMO_HARD_BOUND},
+	    {"one LAST missing, bytes short, quiet 1249 (5 quiet times less 1)", 4, 3, 1000, 900,
+	     100, 0, 1349, OR_TMO_NOT_YET},
+	    {"one LAST missing, bytes short, quiet 1250, phase older than t_C", 4, 3, 1000, 900,
+	     100, 0, 1350, OR_TMO_EARLY_TIMEOUT},
+	    {"one LAST missing, bytes short, arrivals to +400, 1 µs before the bound", 4, 3, 1000,
+	     900, 400, 0, 1499, OR_TMO_NOT_YET},
+	    {"one LAST missing, bytes short, arrivals to +400, at the bound", 4, 3, 1000, 900, 400,
+	     0, 1500, OR_TMO_HARD_BOUND},
 	    {"senders not counted, bytes short: no early", 0, 0, 1000, 900, 100, 0, 1000,
 	     OR_TMO_NOT_YET},
 	    {"zero bytes expected, all LAST: all data", 4, 4, 0, 0, 100, 0, 100, OR_TMO_ALL_DATA},
@@ -382,12 +386,18 @@ static void test_phase(void)
 		struct or_tmo_phase ph = {start, 0, 4, 3, 1000, 900, start + 100};
 		int never = 1, wake_ok;
 
-		for (uint64_t now = start; now < start + 1500; now++)
-			if (or_tmo_phase_check(&t, SZ, &ph, now) != OR_TMO_NOT_YET)
+		for (uint64_t now = start; now < start + 1500; now++) {
+			enum or_tmo_reason r = or_tmo_phase_check(&t, SZ, &ph, now);
+
+			if ((now < start + 1350) != (r == OR_TMO_NOT_YET))
 				never = 0;
-		CHECK(never, "sweep: one LAST missing and bytes short: NOT_YET at every µs before "
-		             "the bound");
-		wake_ok = or_tmo_phase_wake(&t, SZ, &ph) == start + 1500;
+		}
+		CHECK(never, "sweep: one LAST missing and bytes short, last arrival +100: NOT_YET "
+		             "exactly until 5 quiet times later (+1350), then early");
+		wake_ok = or_tmo_phase_wake(&t, SZ, &ph) == start + 1350;
+		ph.last_arrival_us = start + 300;
+		wake_ok = wake_ok && or_tmo_phase_wake(&t, SZ, &ph) == start + 1500;
+		ph.last_arrival_us = start + 100;
 		ph.senders_last = 4;
 		for (uint64_t now = start; now < start + 1500; now++) {
 			enum or_tmo_reason r = or_tmo_phase_check(&t, SZ, &ph, now);
@@ -399,7 +409,9 @@ static void test_phase(void)
 		wake_ok = wake_ok && or_tmo_phase_wake(&t, SZ, &ph) == start + 350;
 		ph.bytes_received = 1000;
 		wake_ok = wake_ok && or_tmo_phase_wake(&t, SZ, &ph) == 0;
-		CHECK(wake_ok, "wake time: the bound, then the end of quiet, then 0 when complete");
+		CHECK(wake_ok,
+		      "wake time: end of 5 quiet times or the bound, then the end of quiet, "
+		      "then 0 when complete");
 	}
 
 	/*
@@ -501,6 +513,19 @@ static void test_phase(void)
 		      "no t_C yet: a silent sender is waited for");
 		c.absent_factor = 1.5;
 		c.calib_margin = base_cfg().calib_margin;
+	}
+
+	/* A missing LAST with little quiet: not before the phase is as old as t_C. */
+	{
+		struct or_tmo_phase ph = {start, 0, 4, 3, 1000, 900, start + 100};
+
+		c.early_fraction = 0.02; /* quiet 20 µs, 5 of them 100 */
+		or_tmo_init(&t, &c);
+		calibrate_flat(&t, 4, 1000);
+		CHECK(or_tmo_phase_check(&t, SZ, &ph, start + 999) == OR_TMO_NOT_YET &&
+		          or_tmo_phase_check(&t, SZ, &ph, start + 1000) == OR_TMO_EARLY_TIMEOUT,
+		      "one LAST missing, quiet since +100: early at t_C (+1000), not at +200");
+		c.early_fraction = 0.25;
 	}
 
 	/* F = 0: close as soon as the conditions hold. */
@@ -744,15 +769,28 @@ static void test_incast(void)
 	CHECK(or_tmo_incast(&t) == 15 && or_tmo_last(&t)->incast_why == OR_TMO_INCAST_HOLD,
 	      "hard timeout without loss (a slow rank, a tight deadline): held at 15");
 	or_tmo_complete(&t, SZ, 100, 0, 0.05);
+	CHECK(or_tmo_incast(&t) == 15 && or_tmo_last(&t)->incast_why == OR_TMO_INCAST_HOLD,
+	      "one operation with 5%% loss (a spike): held at 15");
+	or_tmo_complete(&t, SZ, 100, 0, 0.0);
+	or_tmo_complete(&t, SZ, 100, 0, 0.05);
+	CHECK(or_tmo_incast(&t) == 15, "5%% loss, clean, 5%% loss: not in a row, held at 15");
+	or_tmo_complete(&t, SZ, 100, 0, 0.05);
 	CHECK(or_tmo_incast(&t) == 7 && or_tmo_last(&t)->incast_why == OR_TMO_INCAST_CUT_LOSS,
-	      "5%% loss: halved to 7 (incast_cut_loss)");
+	      "5%% loss twice in a row: halved to 7 (incast_cut_loss)");
 	or_tmo_complete(&t, SZ, 100, 1, 0.9);
 	CHECK(or_tmo_incast(&t) == 7 && or_tmo_last(&t)->incast_why == OR_TMO_INCAST_HOLD,
 	      "timeout with 90%% loss (cut by the deadline, not dropped): held at 7");
 	or_tmo_complete(&t, SZ, 100, 0, 0.9);
-	CHECK(or_tmo_incast(&t) == 3, "90%% loss without a timeout: 3");
+	CHECK(or_tmo_incast(&t) == 7, "90%% loss without a timeout, once: 7");
+	or_tmo_complete(&t, SZ, 100, 1, 0.0);
+	or_tmo_complete(&t, SZ, 100, 0, 0.9);
+	CHECK(or_tmo_incast(&t) == 3,
+	      "again after a timed-out operation (which neither confirms nor clears): 3");
+	or_tmo_complete(&t, SZ, 100, 0, 0.9);
+	or_tmo_complete(&t, SZ, 100, 0, 0.9);
 	or_tmo_complete(&t, SZ, 100, 0, 0.9);
 	CHECK(or_tmo_incast(&t) == 1, "more loss: floor at 1");
+	or_tmo_complete(&t, SZ, 100, 0, 0.9);
 
 	for (int i = 0; i < 7; i++) {
 		or_tmo_complete(&t, SZ, 100, 0, 0.01);
@@ -766,10 +804,11 @@ static void test_incast(void)
 	for (int i = 0; i < 5; i++)
 		or_tmo_complete(&t, SZ, 100, 0, 0.0);
 	or_tmo_complete(&t, SZ, 100, 0, 0.02);
+	or_tmo_complete(&t, SZ, 100, 0, 0.02);
 	for (int i = 0; i < 7; i++)
 		or_tmo_complete(&t, SZ, 100, 0, 0.0);
 	CHECK(or_tmo_incast(&t) == 1,
-	      "a lossy operation cuts and resets the clean run (1, not 2 or 3)");
+	      "two lossy operations cut and reset the clean run (1, not 2 or 3)");
 
 	for (int i = 0; i < 8 * 40; i++)
 		or_tmo_complete(&t, SZ, 100, 0, 0.0);
