@@ -1103,6 +1103,7 @@ int or_bop_phase_done(struct or_coll *c, unsigned phase)
 	tp.senders_expected = ph->senders_expected - absent;
 	tp.senders_last = ph->senders_last;
 	tp.senders_silent = silent_senders(ph, c->size) - absent;
+	tp.final_phase = phase + 1 == c->bop->nphases;
 	tp.bytes_expected = ph->bytes_expected;
 	tp.bytes_received = ph->bytes_received;
 	/* Packets that came before the phase began (a sender ahead of us) count as arriving at

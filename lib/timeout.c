@@ -61,8 +61,15 @@ void or_tmo_config_default(struct or_tmo_config *cfg)
 	cfg->user_incast = 0;
 }
 
-/* Quiet times without a LAST that close a phase at least as old as t_C. */
+/*
+ * Quiet times without a LAST that close a final phase at least as old as t_C, and the least
+ * quiet that does: 100 x min_us, 20 ms by default, as a rank that shares its core with
+ * others stops for several ms now and then, and a cut in the middle of its sends loses a
+ * run of packets.  Below that t_B is short anyway.
+ */
 #define OR_TMO_IDLE_QUIETS 5
+#define OR_TMO_IDLE_MIN_US(t)                                                                      \
+	((t)->cfg.min_us > UINT64_MAX / 100 ? UINT64_MAX : (t)->cfg.min_us * 100)
 
 /* Lossy operations in a row that cut the incast. */
 #define OR_TMO_INCAST_LOSSY_OPS 2
@@ -510,8 +517,8 @@ static int phase_times(const struct or_tmo *t, size_t bytes, const struct or_tmo
 		*early_at = sat_add(quiet_from, k->quiet);
 		if (*early_at < absent_at)
 			*early_at = absent_at;
-	} else if (k->quiet != UINT64_MAX && ph->senders_silent == 0 && ph->senders_expected > 0 &&
-	           ph->bytes_received > 0) {
+	} else if (k->quiet != UINT64_MAX && ph->final_phase && ph->senders_silent == 0 &&
+	           ph->senders_expected > 0 && ph->bytes_received > 0) {
 		/*
 		 * Every sender was heard but a LAST is missing and bytes are short: both copies of
 		 * a LAST go when a descheduled receiver's socket overflows.  Once the phase is as
@@ -523,8 +530,8 @@ static int phase_times(const struct or_tmo *t, size_t bytes, const struct or_tmo
 		                    : k->quiet * OR_TMO_IDLE_QUIETS;
 		uint64_t normal_at = sat_add(ph->start_us, k->consensus);
 
-		if (idle < t->cfg.min_us)
-			idle = t->cfg.min_us;
+		if (idle < OR_TMO_IDLE_MIN_US(t))
+			idle = OR_TMO_IDLE_MIN_US(t);
 		*early_at = sat_add(quiet_from, idle);
 		if (*early_at < normal_at)
 			*early_at = normal_at;

@@ -199,6 +199,7 @@ struct or_tmo_phase {
 	uint64_t bytes_received;  /* distinct payload bytes, duplicates not counted */
 	uint64_t last_arrival_us; /* time of the latest new packet; 0 = none yet */
 	uint32_t senders_silent;  /* of the senders without LAST, those nothing came from */
+	int final_phase;          /* no later phase of the operation will say a sender is done */
 };
 
 /* Defaults that match lib/params.h; nranks = 1, rank = 0 until the caller sets them. */
@@ -259,7 +260,11 @@ uint32_t or_tmo_local_estimate(const struct or_tmo *t, size_t bytes);
  * is lost, not late.  A sender that sent nothing in the phase, while every other
  * sender's LAST is in, is a straggler that has not entered the operation: once
  * t_C is known, early timeout stops waiting for it absent_factor * consensus t_C
- * after the phase began (and after the usual quiet).  HARD_BOUND: now_us >= start_us +
+ * after the phase began (and after the usual quiet).  In the final phase (the
+ * caller learns of earlier phases' ends from later packets), when every sender was
+ * heard but a LAST is missing and bytes are short, early timeout comes once
+ * the phase is consensus t_C old and nothing arrived for 5 quiet times (at
+ * least 100 min_us).  HARD_BOUND: now_us >= start_us +
  * deadline.  When both timeouts hold, the one that came first in time wins
  * (a tie goes to HARD_BOUND), so the verdict does not depend on how late the
  * caller polls.  O(1).

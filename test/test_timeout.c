@@ -374,6 +374,7 @@ static void test_phase(void)
 		    .bytes_expected = k->bytes_expected,
 		    .bytes_received = k->bytes_received,
 		    .last_arrival_us = k->last_arrival == UINT64_MAX ? 0 : start + k->last_arrival,
+		    .final_phase = 1,
 		};
 		enum or_tmo_reason r = or_tmo_phase_check(&t, SZ, &ph, start + k->now);
 
@@ -383,7 +384,7 @@ static void test_phase(void)
 
 	/* Sweep every microsecond: EARLY never before its conditions hold. */
 	{
-		struct or_tmo_phase ph = {start, 0, 4, 3, 1000, 900, start + 100};
+		struct or_tmo_phase ph = {start, 0, 4, 3, 1000, 900, start + 100, 0, 1};
 		int never = 1, wake_ok;
 
 		for (uint64_t now = start; now < start + 1500; now++) {
@@ -398,6 +399,13 @@ static void test_phase(void)
 		ph.last_arrival_us = start + 300;
 		wake_ok = wake_ok && or_tmo_phase_wake(&t, SZ, &ph) == start + 1500;
 		ph.last_arrival_us = start + 100;
+		ph.final_phase = 0;
+		for (uint64_t now = start; now < start + 1500; now++)
+			if (or_tmo_phase_check(&t, SZ, &ph, now) != OR_TMO_NOT_YET)
+				never = 0;
+		CHECK(never, "sweep: the same in a phase that is not the last (a later packet will "
+		             "say the sender is done): NOT_YET at every µs before the bound");
+		ph.final_phase = 1;
 		ph.senders_last = 4;
 		for (uint64_t now = start; now < start + 1500; now++) {
 			enum or_tmo_reason r = or_tmo_phase_check(&t, SZ, &ph, now);
@@ -515,16 +523,21 @@ static void test_phase(void)
 		c.calib_margin = base_cfg().calib_margin;
 	}
 
-	/* A missing LAST with little quiet: not before the phase is as old as t_C. */
+	/* A missing LAST with little quiet: not before 100 x min_us of it. */
 	{
-		struct or_tmo_phase ph = {start, 0, 4, 3, 1000, 900, start + 100};
+		struct or_tmo_phase ph = {start, 0, 4, 3, 1000, 900, start + 100, 0, 1};
 
 		c.early_fraction = 0.02; /* quiet 20 µs, 5 of them 100 */
 		or_tmo_init(&t, &c);
 		calibrate_flat(&t, 4, 1000);
-		CHECK(or_tmo_phase_check(&t, SZ, &ph, start + 999) == OR_TMO_NOT_YET &&
-		          or_tmo_phase_check(&t, SZ, &ph, start + 1000) == OR_TMO_EARLY_TIMEOUT,
-		      "one LAST missing, quiet since +100: early at t_C (+1000), not at +200");
+		CHECK(or_tmo_phase_check(&t, SZ, &ph, start + 1099) == OR_TMO_NOT_YET &&
+		          or_tmo_phase_check(&t, SZ, &ph, start + 1100) == OR_TMO_EARLY_TIMEOUT,
+		      "one LAST missing, quiet since +100: early after 100 x min_us of quiet "
+		      "(+1100), not after 5 quiet times (+200) or at t_C (+1000)");
+		ph.last_arrival_us = 0;
+		ph.bytes_received = 0;
+		CHECK(or_tmo_phase_check(&t, SZ, &ph, start + 1499) == OR_TMO_NOT_YET,
+		      "one LAST missing, nothing received: no early timeout");
 		c.early_fraction = 0.25;
 	}
 
