@@ -568,6 +568,19 @@ static void deliver(struct or_bounded *b, const struct or_wire_hdr *h, const uin
 		b->stats.packets_invalid++;
 		return;
 	}
+	/*
+	 * A sender sends its phases in order (pump() finishes one before it starts the next,
+	 * and a phase closes only once its sends are out), so a packet of a later step says
+	 * every earlier phase of it is complete, as a LAST would: both copies of a LAST can be
+	 * lost together when a receiver's socket overflows.
+	 */
+	for (unsigned p = 0; p < h->step; p++) {
+		struct or_inbound *before = inbound_of(&op->ph[p], op->c->size, h->sender);
+		if (before && before->npkts && !before->last_seen) {
+			before->last_seen = 1;
+			op->ph[p].senders_last++;
+		}
+	}
 	if (ph->closed) {
 		b->stats.packets_stale++;
 		return;
