@@ -43,6 +43,8 @@
 #define OR_LOSS_MIN_PKTS 1024
 /* A sender the endpoint refused sleeps this many packets' time: the socket holds ~90. */
 #define OR_BLOCKED_SLEEP_PKTS 16.0
+/* An application that polled this recently is progressing its operation itself. */
+#define OR_APP_ACTIVE_US 2000
 
 struct or_rxbuf {
 	or_xfer_t x; /* first: the completion context */
@@ -182,6 +184,11 @@ struct or_bounded {
 	pthread_t thread;
 	int thread_running;
 	volatile int thread_stop;
+	/* While an operation runs and the application keeps calling in, the progress thread
+	 * waits on op_done (with lock) instead of polling: see progress_thread(). */
+	pthread_cond_t op_done;
+	volatile int in_op;
+	double app_us; /* the application's last poll or wait */
 	/* The last operation's encoded buffer, kept: fresh pages cost a fault each. */
 	void *work_cache;
 	size_t work_cap;
@@ -278,6 +285,7 @@ int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bou
 		pthread_mutex_init(&b->lock, &a);
 		pthread_mutexattr_destroy(&a);
 		pthread_mutex_init(&b->ofi_lock, NULL);
+		pthread_cond_init(&b->op_done, NULL);
 	}
 	b->comm = comm;
 	ret = or_ofi_open(OR_OFI_DGRAM, or_param_str(&comm->params, OR_P_BOUNDED_PROVIDER),
@@ -285,6 +293,7 @@ int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bou
 	if (ret) {
 		pthread_mutex_destroy(&b->lock);
 		pthread_mutex_destroy(&b->ofi_lock);
+		pthread_cond_destroy(&b->op_done);
 		free(b);
 		return ret;
 	}
@@ -369,7 +378,10 @@ void or_bounded_destroy(struct or_bounded *b)
 	if (!b)
 		return;
 	if (b->thread_running) {
+		pthread_mutex_lock(&b->lock);
 		b->thread_stop = 1;
+		pthread_cond_broadcast(&b->op_done);
+		pthread_mutex_unlock(&b->lock);
 		pthread_join(b->thread, NULL);
 	}
 	or_ofi_close(b->ep);
@@ -382,6 +394,7 @@ void or_bounded_destroy(struct or_bounded *b)
 	free(b->work_cache);
 	pthread_mutex_destroy(&b->lock);
 	pthread_mutex_destroy(&b->ofi_lock);
+	pthread_cond_destroy(&b->op_done);
 	free(b);
 }
 
@@ -430,11 +443,29 @@ static void *progress_thread(void *arg)
 		wakeups++;
 		/* Only while the application is outside the library: inside, it reaps for itself,
 		 * and two threads taking turns at the endpoint cost more than they gain (the
-		 * enlarged socket buffer covers a descheduled application). */
+		 * enlarged socket buffer covers a descheduled application).  Nor does it wake
+		 * every few hundred us while the application works on an operation: with ranks
+		 * sharing cores those wake-ups, and the turns it took at the endpoint between the
+		 * application's polls, doubled the 99th percentile (bench/RESULTS.md). */
 		if (pthread_mutex_trylock(&b->lock) == 0) {
+			if (b->op && or_now_us() - b->app_us < OR_APP_ACTIVE_US &&
+			    !b->thread_stop) {
+				struct timespec ts;
+				clock_gettime(CLOCK_REALTIME, &ts);
+				ts.tv_nsec += (long)OR_APP_ACTIVE_US * 1000;
+				ts.tv_sec += ts.tv_nsec / 1000000000;
+				ts.tv_nsec %= 1000000000;
+				pthread_cond_timedwait(&b->op_done, &b->lock, &ts);
+				pthread_mutex_unlock(&b->lock);
+				idle = 10; /* the next operation's first packets may come at once */
+				continue;
+			}
 			n = reap(b);
 			drain_ready(b);
 			pthread_mutex_unlock(&b->lock);
+		} else if (b->in_op) {
+			sleep_us(OR_APP_ACTIVE_US);
+			continue;
 		}
 		reaped += n > 0 ? (unsigned long long)n : 0;
 		if (n > 0) {
@@ -1362,6 +1393,7 @@ int or_bounded_op_start(struct or_bounded *b, struct or_coll *c)
 	if (c->size > 1 && c->incast > c->size - 1)
 		c->incast = c->size - 1;
 	b->op = op;
+	b->in_op = 1;
 	b->seq_lo = c->seq;
 	b->peer_loss = 0;
 	return 0;
@@ -1408,6 +1440,8 @@ static void end_op(struct or_bounded *b, struct or_coll *c)
 	c->esize = optireduce_dtype_size(op->user_dtype);
 	c->bop = NULL;
 	b->op = NULL;
+	b->in_op = 0;
+	pthread_cond_broadcast(&b->op_done);
 	b->seq_lo = c->seq + 1;
 	/* What arrives from now on (parked, stale, invalid) is reported by the next operation. */
 	memset(&b->stats, 0, sizeof(b->stats));
@@ -1592,7 +1626,10 @@ void or_bop_regions_ready(struct or_coll *c)
 
 int or_bounded_poll(struct or_bounded *b)
 {
-	int ret = reap(b), r2;
+	int ret, r2;
+
+	b->app_us = or_now_us();
+	ret = reap(b);
 
 	if (ret < 0)
 		return ret;
@@ -1615,6 +1652,7 @@ int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms)
 {
 	struct or_bounded_op *op = b->op;
 
+	b->app_us = or_now_us();
 	if (!op)
 		return or_ofi_wait(rdm, timeout_ms);
 	/* Sends waiting for tokens sleep until the bucket holds a packet, not spin: ranks that
