@@ -734,6 +734,25 @@ static void refill(struct or_bounded *b)
 	b->last_refill_us = now;
 }
 
+/*
+ * Pacing's "took" is bytes over the time until the phase's last packet left.  Noted when
+ * each peer's last packet goes, not only when pump() finds the phase done: the phase may
+ * close (all its data in) before the extra copies of the LASTs are out, and then pump()
+ * never looks at it again.
+ */
+static void note_sent_all(struct or_bounded *b, struct or_phase *ph, unsigned step)
+{
+	if (ph->sent_all)
+		return;
+	for (uint32_t i = 0; i < ph->norder; i++)
+		if (ph->out[ph->order[i]].next < ph->out[ph->order[i]].npkts)
+			return;
+	ph->sent_all = 1;
+	b->op->send_us += or_now_us() - ph->start_us;
+	or_log(OR_LOG_TRACE, "op %llu phase %u: last packet sent after %.0f us",
+	       (unsigned long long)b->op->c->seq, step, or_now_us() - ph->start_us);
+}
+
 /* Sends the next packet of o; returns 1 if sent, 0 if it must wait, < 0 on error. */
 static int send_one(struct or_bounded *b, struct or_phase *ph, unsigned step, uint32_t peer,
                     struct or_outbound *o)
@@ -748,7 +767,6 @@ static int send_one(struct or_bounded *b, struct or_phase *ph, unsigned step, ui
 	size_t len = o->bytes - off < b->payload ? o->bytes - off : b->payload;
 	int ret;
 
-	(void)ph;
 	if (b->tokens < (double)(len + OR_WIRE_HDR_SIZE))
 		return 0;
 	h.magic = OR_WIRE_MAGIC;
@@ -798,6 +816,8 @@ static int send_one(struct or_bounded *b, struct or_phase *ph, unsigned step, ui
 	b->tokens -= (double)(len + OR_WIRE_HDR_SIZE);
 	op->sent_bytes += len + OR_WIRE_HDR_SIZE;
 	b->stats.packets_sent++;
+	if (o->next == o->npkts)
+		note_sent_all(b, ph, step);
 	return 1;
 }
 
@@ -857,12 +877,8 @@ static int pump(struct or_bounded *b, unsigned step)
 		if (!progressed)
 			break;
 	}
-	if (ph->group >= ph->norder && !ph->sent_all) {
-		ph->sent_all = 1;
-		b->op->send_us += or_now_us() - ph->start_us;
-		or_log(OR_LOG_TRACE, "op %llu phase %u: last packet sent after %.0f us",
-		       (unsigned long long)b->op->c->seq, step, or_now_us() - ph->start_us);
-	}
+	if (ph->group >= ph->norder)
+		note_sent_all(b, ph, step);
 	return 0;
 }
 
