@@ -603,14 +603,18 @@ static void deliver(struct or_bounded *b, const struct or_wire_hdr *h, const uin
 	 * A sender sends its phases in order (pump() finishes one before it starts the next,
 	 * and a phase closes only once its sends are out), so a packet of a later step says
 	 * every earlier phase of it is complete, as a LAST would: both copies of a LAST can be
-	 * lost together when a receiver's socket overflows.
+	 * lost together when a receiver's socket overflows.  Marks are made newest first and
+	 * always cover every earlier phase, so the first phase found marked ends the walk: a
+	 * packet costs O(1) here, not O(steps).
 	 */
-	for (unsigned p = 0; p < h->step; p++) {
+	for (unsigned p = h->step; p-- > 0;) {
 		struct or_inbound *before = inbound_of(&op->ph[p], op->c->size, h->sender);
-		if (before && before->npkts && !before->last_seen) {
-			before->last_seen = 1;
-			op->ph[p].senders_last++;
-		}
+		if (!before || !before->npkts)
+			continue;
+		if (before->last_seen)
+			break;
+		before->last_seen = 1;
+		op->ph[p].senders_last++;
 	}
 	if (ph->closed) {
 		b->stats.packets_stale++;
@@ -723,15 +727,26 @@ static void replay_parked(struct or_bounded *b)
 static void refill(struct or_bounded *b)
 {
 	double now = or_now_us();
-	/* Mbit/s = bytes/us * 8 */
-	double cap = OR_BURST_US * b->rate_mbps * b->share / 8.0;
+	double bytes_per_us = b->rate_mbps * b->share / 8.0; /* Mbit/s = bytes/us * 8 */
+	double cap = OR_BURST_US * bytes_per_us;
 
 	if (cap < OR_BURST_BYTES)
 		cap = OR_BURST_BYTES;
-	b->tokens += (now - b->last_refill_us) * b->rate_mbps * b->share / 8.0;
+	b->tokens += (now - b->last_refill_us) * bytes_per_us;
 	if (b->tokens > cap)
 		b->tokens = cap;
 	b->last_refill_us = now;
+}
+
+/* Peers of ph whose packets have not all been handed to the endpoint (extra LAST copies
+ * aside); the groups before ph->group are done. */
+static uint32_t unsent_peers(const struct or_phase *ph)
+{
+	uint32_t unsent = 0;
+
+	for (uint32_t i = ph->group; i < ph->norder; i++)
+		unsent += ph->out[ph->order[i]].next < ph->out[ph->order[i]].npkts;
+	return unsent;
 }
 
 /*
@@ -742,15 +757,15 @@ static void refill(struct or_bounded *b)
  */
 static void note_sent_all(struct or_bounded *b, struct or_phase *ph, unsigned step)
 {
-	if (ph->sent_all)
+	double took_us;
+
+	if (ph->sent_all || unsent_peers(ph))
 		return;
-	for (uint32_t i = 0; i < ph->norder; i++)
-		if (ph->out[ph->order[i]].next < ph->out[ph->order[i]].npkts)
-			return;
+	took_us = or_now_us() - ph->start_us;
 	ph->sent_all = 1;
-	b->op->send_us += or_now_us() - ph->start_us;
+	b->op->send_us += took_us;
 	or_log(OR_LOG_TRACE, "op %llu phase %u: last packet sent after %.0f us",
-	       (unsigned long long)b->op->c->seq, step, or_now_us() - ph->start_us);
+	       (unsigned long long)b->op->c->seq, step, took_us);
 }
 
 /* Sends the next packet of o; returns 1 if sent, 0 if it must wait, < 0 on error. */
@@ -1102,41 +1117,29 @@ static void close_phase(struct or_bounded_op *op, unsigned phase, enum optireduc
 }
 
 /*
- * Senders of this phase that sent nothing in it and nothing in the phase before, which
- * closed without them (hard bound, or early timeout that judged them absent): a straggler
- * that has not entered the operation.  Early timeout
- * does not wait for their LAST, or every straggler would cost a second deadline.  If
- * the straggler comes in time, its packets are taken like any others.
+ * Senders of this phase that nothing has come from yet (the controller decides when one of
+ * them counts as absent); *absent gets those of them that also sent nothing in the phase
+ * before, which closed without them (hard bound, or early timeout that judged them absent):
+ * a straggler that has not entered the operation.  Early timeout does not wait for their
+ * LAST, or every straggler would cost a second deadline.  If the straggler comes in time,
+ * its packets are taken like any others.
  */
-static uint32_t absent_senders(struct or_coll *c, unsigned phase)
+static uint32_t silent_senders(struct or_coll *c, unsigned phase, uint32_t *absent)
 {
-	struct or_phase *ph = &c->bop->ph[phase], *prev;
-	uint32_t n = inbound_slots(ph, c->size), absent = 0;
+	struct or_phase *ph = &c->bop->ph[phase];
+	struct or_phase *prev = phase > 0 && c->bop->ph[phase - 1].closed ? ph - 1 : NULL;
+	uint32_t n = inbound_slots(ph, c->size), silent = 0;
 
-	if (phase == 0)
-		return 0;
-	prev = &c->bop->ph[phase - 1];
-	if (!prev->closed)
-		return 0;
+	*absent = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct or_inbound *in = &ph->in[i], *before;
 		if (!in->npkts || in->got_pkts || in->last_seen)
 			continue;
-		before = inbound_of(prev, c->size, in->peer);
+		silent++;
+		before = prev ? inbound_of(prev, c->size, in->peer) : NULL;
 		if (before && before->npkts && !before->got_pkts)
-			absent++;
+			(*absent)++;
 	}
-	return absent;
-}
-
-/* Senders of this phase that nothing has come from yet (the controller decides when one
- * of them counts as absent). */
-static uint32_t silent_senders(const struct or_phase *ph, uint32_t size)
-{
-	uint32_t n = inbound_slots(ph, size), silent = 0;
-
-	for (uint32_t i = 0; i < n; i++)
-		silent += ph->in[i].npkts && !ph->in[i].got_pkts && !ph->in[i].last_seen;
 	return silent;
 }
 
@@ -1147,7 +1150,7 @@ int or_bop_phase_done(struct or_coll *c, unsigned phase)
 	struct or_phase *ph = phase < c->bop->nphases ? &c->bop->ph[phase] : NULL;
 	struct or_tmo_phase tp;
 	enum or_tmo_reason why;
-	uint32_t unsent = 0, absent;
+	uint32_t unsent, absent, silent;
 
 	if (!ph)
 		return -OPTIREDUCE_EINVAL;
@@ -1155,14 +1158,13 @@ int or_bop_phase_done(struct or_coll *c, unsigned phase)
 		return 1;
 	if (!ph->begun)
 		return 0;
-	for (uint32_t i = ph->group; i < ph->norder; i++)
-		unsent += ph->out[ph->order[i]].next < ph->out[ph->order[i]].npkts;
+	unsent = unsent_peers(ph);
 	tp.start_us = 0;
 	tp.deadline_us = ph->deadline_us;
-	absent = absent_senders(c, phase);
+	silent = silent_senders(c, phase, &absent);
 	tp.senders_expected = ph->senders_expected - absent;
 	tp.senders_last = ph->senders_last;
-	tp.senders_silent = silent_senders(ph, c->size) - absent;
+	tp.senders_silent = silent - absent;
 	tp.final_phase = phase + 1 == c->bop->nphases;
 	tp.bytes_expected = ph->bytes_expected;
 	tp.bytes_received = ph->bytes_received;
