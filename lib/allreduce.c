@@ -13,7 +13,7 @@
 #include "reduce.h"
 
 static int check_args(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
-		      enum optireduce_dtype dtype, enum optireduce_op op)
+                      enum optireduce_dtype dtype, enum optireduce_op op)
 {
 	size_t es;
 
@@ -37,7 +37,7 @@ static int check_args(optireduce_comm_t *comm, const void *sbuf, void *rbuf, siz
 static int bounded_eligible(enum optireduce_dtype dtype, enum optireduce_op op)
 {
 	int fl = dtype == OPTIREDUCE_FLOAT16 || dtype == OPTIREDUCE_BFLOAT16 ||
-		 dtype == OPTIREDUCE_FLOAT32 || dtype == OPTIREDUCE_FLOAT64;
+	         dtype == OPTIREDUCE_FLOAT32 || dtype == OPTIREDUCE_FLOAT64;
 	return fl && (op == OPTIREDUCE_SUM || op == OPTIREDUCE_AVG);
 }
 
@@ -158,7 +158,7 @@ static int progress_locked(optireduce_comm_t *comm, int *activity)
 			if (*activity)
 				r->t_last_progress_us = now;
 			else if (now - r->t_last_progress_us >
-				 1e3 * (double)or_param_int(&comm->params, OR_P_PEER_TIMEOUT_MS))
+			         1e3 * (double)or_param_int(&comm->params, OR_P_PEER_TIMEOUT_MS))
 				req_finish(comm, r, -OPTIREDUCE_ETIMEDOUT);
 			return 0;
 		}
@@ -192,8 +192,8 @@ int or_comm_wait_activity(optireduce_comm_t *comm, int timeout_ms)
 }
 
 int optireduce_iallreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
-			  enum optireduce_dtype dtype, enum optireduce_op op,
-			  optireduce_req_t **req)
+                          enum optireduce_dtype dtype, enum optireduce_op op,
+                          optireduce_req_t **req)
 {
 	optireduce_req_t *r;
 	struct or_coll *c;
@@ -299,7 +299,9 @@ int optireduce_wait(optireduce_req_t *req, struct optireduce_status *status)
 		 * every idle pass (a no-op when nothing else is runnable).
 		 */
 		if (or_now_us() - idle_since >
-		    (double)or_param_int(&comm->params, OR_P_SPIN_US)) {
+		    (double)or_param_int(&comm->params, comm->head && comm->head->coll.bounded
+		                                            ? OR_P_BOUNDED_SPIN_US
+		                                            : OR_P_SPIN_US)) {
 			ret = or_comm_wait_activity(comm, 1);
 			if (ret < 0 && ret != -OPTIREDUCE_EAGAIN) {
 				fail_all(comm, ret);
@@ -317,8 +319,8 @@ int optireduce_wait(optireduce_req_t *req, struct optireduce_status *status)
 }
 
 int optireduce_allreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
-			 enum optireduce_dtype dtype, enum optireduce_op op,
-			 struct optireduce_status *status)
+                         enum optireduce_dtype dtype, enum optireduce_op op,
+                         struct optireduce_status *status)
 {
 	optireduce_req_t *req;
 	int ret = optireduce_iallreduce(comm, sbuf, rbuf, count, dtype, op, &req);

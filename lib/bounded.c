@@ -41,7 +41,13 @@
 #define OR_LOSS_WARMUP 4
 /* Operations smaller than this many packets tell the incast nothing by their loss. */
 #define OR_LOSS_MIN_PKTS 1024
-/* A sender the endpoint refused sleeps this many packets' time: the socket holds ~90. */
+/*
+ * A sender the endpoint refused does not try again for this many packets' time: the
+ * socket holds ~90.  Retrying at once cost a failed system call per packet received
+ * (receives keep the progress loop busy): eight refusals per packet sent, and the CPU
+ * two ranks per core need (4 MiB at 200 Mbit/s: 36,000 refusals, 200 ms of CPU per rank
+ * per 300 ms operation).
+ */
 #define OR_BLOCKED_SLEEP_PKTS 16.0
 /* An application that polled this recently is progressing its operation itself. */
 #define OR_APP_ACTIVE_US 2000
@@ -139,6 +145,9 @@ struct or_bounded_op {
 	uint64_t sent_bytes;
 	double send_us;   /* summed over phases, from begin until the last packet left */
 	uint64_t blocked; /* sends the endpoint refused (its socket buffer was full) */
+	uint64_t sent_pkts;
+	double start_us; /* entry, before the encoding: the trace's timeline starts here */
+	double encoded_us;
 };
 
 struct or_bounded {
@@ -160,13 +169,14 @@ struct or_bounded {
 	double rate_mbps;
 	double tokens;
 	double last_refill_us;
-	double peer_loss;  /* worst loss peers reported in this operation, fraction */
-	double own_loss;   /* loss this rank saw in its last operation, reported in headers */
-	double loss_avg;   /* EWMA of the loss of past operations: the network's usual loss */
-	unsigned loss_ops; /* operations in loss_avg, up to OR_LOSS_WARMUP */
-	int blocked;       /* the last send found the endpoint full */
-	double took_mbps;  /* EWMA of the rate the endpoint took while refusing more */
-	double share;      /* of rate_mbps the current incast group may use, see pump() */
+	double peer_loss;        /* worst loss peers reported in this operation, fraction */
+	double own_loss;         /* loss this rank saw in its last operation, reported in headers */
+	double loss_avg;         /* EWMA of the loss of past operations: the network's usual loss */
+	unsigned loss_ops;       /* operations in loss_avg, up to OR_LOSS_WARMUP */
+	int blocked;             /* the last send found the endpoint full */
+	double blocked_until_us; /* no send is tried before this after a refusal */
+	double took_mbps;        /* EWMA of the rate the endpoint took while refusing more */
+	double share;            /* of rate_mbps the current incast group may use, see pump() */
 	uint64_t inject_state;
 	struct or_tmo tmo;
 	uint32_t *tmo_store;
@@ -768,6 +778,13 @@ static void note_sent_all(struct or_bounded *b, struct or_phase *ph, unsigned st
 	       (unsigned long long)b->op->c->seq, step, took_us);
 }
 
+/* A full socket drains at the link's rate: a few packets' time there. */
+static double blocked_wait_us(const struct or_bounded *b)
+{
+	double mbps = b->took_mbps > 0 ? b->took_mbps : b->rate_mbps * b->share;
+	return OR_BLOCKED_SLEEP_PKTS * (double)b->max_msg * 8.0 / mbps;
+}
+
 /* Sends the next packet of o; returns 1 if sent, 0 if it must wait, < 0 on error. */
 static int send_one(struct or_bounded *b, struct or_phase *ph, unsigned step, uint32_t peer,
                     struct or_outbound *o)
@@ -823,6 +840,7 @@ static int send_one(struct or_bounded *b, struct or_phase *ph, unsigned step, ui
 	if (ret == -OPTIREDUCE_EAGAIN) {
 		op->blocked++;
 		b->blocked = 1;
+		b->blocked_until_us = or_now_us() + blocked_wait_us(b);
 	}
 	if (ret)
 		return ret == -OPTIREDUCE_EAGAIN ? 0 : ret;
@@ -830,6 +848,7 @@ static int send_one(struct or_bounded *b, struct or_phase *ph, unsigned step, ui
 	o->next++;
 	b->tokens -= (double)(len + OR_WIRE_HDR_SIZE);
 	op->sent_bytes += len + OR_WIRE_HDR_SIZE;
+	op->sent_pkts++;
 	b->stats.packets_sent++;
 	if (o->next == o->npkts)
 		note_sent_all(b, ph, step);
@@ -840,6 +859,7 @@ static int send_one(struct or_bounded *b, struct or_phase *ph, unsigned step, ui
  * Sends of a phase go to peers in incast groups: the current group's peers
  * get packets round-robin; the next group starts when the current one is done.
  */
+/* Returns the packets sent (0: tokens or the endpoint hold us back), or < 0 on error. */
 static int pump(struct or_bounded *b, unsigned step)
 {
 	struct or_phase *ph = &b->op->ph[step];
@@ -852,6 +872,8 @@ static int pump(struct or_bounded *b, unsigned step)
 	 * smaller incast is gentler and slower, never a larger burst on one receiver.
 	 */
 	b->share = ph->norder > ph->incast ? (double)ph->incast / (double)ph->norder : 1.0;
+	if (b->blocked && or_now_us() < b->blocked_until_us)
+		return 0;
 	refill(b);
 	while (ph->group < ph->norder && budget > 0) {
 		uint32_t end = ph->group + ph->incast, width;
@@ -894,7 +916,7 @@ static int pump(struct or_bounded *b, unsigned step)
 	}
 	if (ph->group >= ph->norder)
 		note_sent_all(b, ph, step);
-	return 0;
+	return 64 - budget;
 }
 
 /* ---- phases, for algorithms ---- */
@@ -1084,7 +1106,10 @@ int or_bop_phase_begin(struct or_coll *c, unsigned phase)
 	ph->group = 0;
 	ph->turn = 0;
 	b->last_refill_us = or_now_us();
-	return pump(b, phase);
+	{
+		int ret = pump(b, phase);
+		return ret < 0 ? ret : 0;
+	}
 }
 
 static const char *phase_end_name(enum optireduce_phase_end e);
@@ -1358,6 +1383,7 @@ int or_bounded_op_start(struct or_bounded *b, struct or_coll *c)
 	if (!op)
 		return -OPTIREDUCE_ENOMEM;
 	op->c = c;
+	op->start_us = or_now_us();
 	op->user_rbuf = c->rbuf;
 	op->user_dtype = c->dtype;
 	op->user_count = c->count;
@@ -1400,6 +1426,7 @@ int or_bounded_op_start(struct or_bounded *b, struct or_coll *c)
 		free_op(b, op);
 		return ret;
 	}
+	op->encoded_us = or_now_us();
 	c->rbuf = op->work;
 	c->dtype = wdt;
 	c->esize = wes;
@@ -1512,6 +1539,16 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 	if (!ret && c->op == OPTIREDUCE_AVG && op->user_count)
 		ret = or_reduce_divide(op->user_rbuf, op->user_count, op->user_dtype, c->size);
 	finish_stats(b, c);
+	if (OR_LOG_TRACE <= or_log_level && op->nphases >= 2 && op->ph[1].begun) {
+		/* Where an operation's time goes besides the phases themselves. */
+		or_log(OR_LOG_TRACE,
+		       "op %llu timeline: encoded %.0f us, phase 0 %.0f-%.0f us, phase 1 %.0f-%.0f "
+		       "us, done %.0f us",
+		       (unsigned long long)c->seq, op->encoded_us - op->start_us,
+		       op->ph[0].start_us - op->start_us, op->ph[0].end_us - op->start_us,
+		       op->ph[1].start_us - op->start_us, op->ph[1].end_us - op->start_us,
+		       or_now_us() - op->start_us);
+	}
 	{
 		/*
 		 * The controller learns per phase: deadlines bound phases, so its sample is the
@@ -1570,7 +1607,7 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 		double loss = b->peer_loss > b->own_loss ? b->peer_loss : b->own_loss;
 		/* Bits per microsecond = Mbit/s. */
 		double took = op->send_us > 0 ? (double)op->sent_bytes * 8.0 / op->send_us : 0;
-		int link_bound = op->blocked * 100 > b->stats.packets_sent + 100;
+		int link_bound = op->blocked * 100 > op->sent_pkts + 100;
 		if (link_bound && took > 0)
 			b->took_mbps = b->took_mbps > 0 ? 0.75 * b->took_mbps + 0.25 * took : took;
 		int learning = b->loss_ops < OR_LOSS_WARMUP;
@@ -1656,10 +1693,16 @@ int or_bounded_poll(struct or_bounded *b)
 		for (unsigned p = 0; p < b->op->nphases; p++)
 			if (b->op->ph[p].begun && !b->op->ph[p].closed &&
 			    b->op->ph[p].group < b->op->ph[p].norder) {
+				/*
+				 * Only packets sent are activity: a pass that sent nothing must let
+				 * the caller sleep until tokens or the socket allow.  Counting the
+				 * attempt kept the wait loop spinning through whole phases: 150,000
+				 * empty polls, each a failed recvmsg, per 4 MiB operation.
+				 */
 				r2 = pump(b, p);
 				if (r2 < 0)
 					return r2;
-				ret += 1;
+				ret += r2;
 				break;
 			}
 	}
@@ -1682,11 +1725,9 @@ int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms)
 			refill(b);
 			need = (double)(b->max_msg) - b->tokens;
 			us = need > 0 ? need * 8.0 / (b->rate_mbps * b->share) : 0;
-			/* A full socket drains at the link's rate: a packet's time there, not a
-			 * spin. */
-			if (us < 5 && b->blocked)
-				us = OR_BLOCKED_SLEEP_PKTS * (double)b->max_msg * 8.0 /
-				     (b->took_mbps > 0 ? b->took_mbps : b->rate_mbps * b->share);
+			/* A full socket: until the next try, not a spin. */
+			if (b->blocked && b->blocked_until_us - or_now_us() > us)
+				us = b->blocked_until_us - or_now_us();
 			if (us >= 5)
 				sleep_us(us < 1000 ? (long)us : 1000);
 			else

@@ -35,6 +35,10 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	X(SPIN_US, "spin_us", OR_PT_INT, "100", "0", "1000000",                                    \
 	  "Busy-poll this long, yielding the CPU on each idle pass, before sleeping in the "       \
 	  "kernel while waiting")                                                                  \
+	X(BOUNDED_SPIN_US, "bounded_spin_us", OR_PT_INT, "0", "0", "1000000",                     \
+	  "Bounded mode: spin_us for bounded operations; each poll of a datagram socket is a "     \
+	  "system call, and datagrams arriving every few tens of us kept a spinning rank "         \
+	  "from ever sleeping")                                                                    \
 	X(LOG_LEVEL, "log_level", OR_PT_INT, "1", "0", "5",                                        \
 	  "0 none, 1 errors and warnings, 2 info, 3 debug, 4 trace, 5 packet trace")               \
 	X(TIMEOUT_US, "timeout_us", OR_PT_INT, "0", "0", "600000000",                              \
