@@ -8,11 +8,12 @@
  * datatypes, operations, modes, library parameters, an interleaved MPI
  * baseline and a CSV of every iteration.  Run with -h for the options.
  *
- * Timing: an MPI_Barrier (not timed) precedes every iteration; each rank
- * times its own call; after the loop the per-iteration times are reduced
- * with MAX over ranks, so an iteration's latency is the time until the
- * slowest rank finished (completion time, like OSU's average).  Avg is the
- * mean of those over iterations, P50/P99 are nearest-rank percentiles.
+ * Timing: an MPI_Barrier (not timed) precedes every iteration (with
+ * --sync-start, a start at a common clock time after it, as ReproMPI's
+ * window-based synchronisation does); each rank times its own call; after the loop the
+ * per-iteration times are reduced with MAX over ranks, so an iteration's latency is the time until
+ * the slowest rank finished (completion time, like OSU's average).  Avg is the mean of those over
+ * iterations, P50/P99 are nearest-rank percentiles.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -54,6 +55,8 @@ struct options {
 	int delay_rank;
 	long delay_us;
 	double delay_prob;
+	/* --sync-start MS: ranks start each iteration together at a CLOCK_REALTIME time */
+	long sync_ms;
 };
 
 /* Per size and implementation, on rank 0 after the MAX reduction. */
@@ -136,6 +139,16 @@ static void usage(void)
 		    "                             untimed, in a fraction PROB of the "
 		    "iterations (the same\n"
 		    "                             ones for every implementation)\n"
+		    "      --sync-start MS        after the barrier, rank 0 sets a start time MS "
+		    "ms ahead\n"
+		    "                             and every rank starts then (CLOCK_REALTIME: one "
+		    "machine,\n"
+		    "                             or clocks synchronised far better than the "
+		    "latency); a\n"
+		    "                             barrier's exit skew (a lost TCP segment: 200 ms) "
+		    "is then\n"
+		    "                             not timed; ranks that missed the start are "
+		    "counted\n"
 		    "  -h, --help                 this text\n");
 }
 
@@ -215,7 +228,8 @@ static void parse_args(int argc, char **argv, struct options *o)
 		O_CSV,
 		O_ITER_LARGE,
 		O_WARMUP_LARGE,
-		O_DELAY
+		O_DELAY,
+		O_SYNC
 	};
 	static const struct option longs[] = {
 	    {"message-size", required_argument, NULL, 'm'},
@@ -234,6 +248,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 	    {"iter-large", required_argument, NULL, O_ITER_LARGE},
 	    {"warmup-large", required_argument, NULL, O_WARMUP_LARGE},
 	    {"delay", required_argument, NULL, O_DELAY},
+	    {"sync-start", required_argument, NULL, O_SYNC},
 	    {NULL, 0, NULL, 0},
 	};
 	int c, set_i = 0, set_x = 0, set_il = 0, set_xl = 0;
@@ -347,6 +362,16 @@ static void parse_args(int argc, char **argv, struct options *o)
 			    o->delay_prob > 1)
 				usage_error(
 				    "--delay wants RANK:US:PROB (e.g. 3:900000:0.1), not '%s'",
+				    optarg);
+			break;
+		}
+		case O_SYNC: {
+			char *end;
+			errno = 0;
+			o->sync_ms = strtol(optarg, &end, 10);
+			if (errno || *end || end == optarg || o->sync_ms < 1 || o->sync_ms > 60000)
+				usage_error(
+				    "--sync-start wants milliseconds in [1, 60000], not '%s'",
 				    optarg);
 			break;
 		}
@@ -649,6 +674,27 @@ static int straggles(const struct options *o, long it)
 }
 
 /* Times one implementation at one size; rank 0 gets the statistics. */
+/* Waits for rank 0's start time, ms ahead of its clock; returns 1 if it had passed. */
+static int sync_start(long ms)
+{
+	struct timespec now, at;
+	int64_t start_ns = 0;
+
+	if (rank == 0) {
+		clock_gettime(CLOCK_REALTIME, &now);
+		start_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec + (int64_t)ms * 1000000;
+	}
+	MPI_Bcast(&start_ns, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
+	at.tv_sec = (time_t)(start_ns / 1000000000);
+	at.tv_nsec = (long)(start_ns % 1000000000);
+	clock_gettime(CLOCK_REALTIME, &now);
+	if ((int64_t)now.tv_sec * 1000000000 + now.tv_nsec > start_ns)
+		return 1;
+	while (clock_nanosleep(CLOCK_REALTIME, TIMER_ABSTIME, &at, NULL) == EINTR)
+		;
+	return 0;
+}
+
 static void run_size(struct bench *b, enum impl impl, size_t size, struct result *res)
 {
 	const struct options *o = b->o;
@@ -659,6 +705,7 @@ static void run_size(struct bench *b, enum impl impl, size_t size, struct result
 	double sums[4] = {0, 0, 0, 0}, tot[4];
 	double rel_err = 0, last_loss = 0, max_loss = 0;
 	int bad, anybad;
+	long late_starts = 0;
 
 	for (long it = 0; it < warmup + iters; it++) {
 		struct optireduce_status st;
@@ -667,6 +714,8 @@ static void run_size(struct bench *b, enum impl impl, size_t size, struct result
 
 		if (MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS)
 			die("MPI_Barrier failed");
+		if (o->sync_ms > 0)
+			late_starts += sync_start(o->sync_ms);
 		if (straggles(o, it)) {
 			struct timespec ts = {o->delay_us / 1000000,
 			                      (o->delay_us % 1000000) * 1000};
@@ -725,6 +774,15 @@ static void run_size(struct bench *b, enum impl impl, size_t size, struct result
 
 	MPI_Reduce(b->lat, b->maxlat, (int)iters, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
 	MPI_Reduce(sums, tot, 4, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+	{
+		long total_late = 0;
+		MPI_Reduce(&late_starts, &total_late, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+		if (rank == 0 && total_late)
+			printf(
+			    "# %s, %zu bytes: %ld rank-iterations reached the synchronised start "
+			    "late (raise --sync-start)\n",
+			    impl_name[impl], size, total_late);
+	}
 	if (rank != 0)
 		return;
 	if (b->csv) {
@@ -802,6 +860,10 @@ static void print_header(const struct options *o, optireduce_comm_t *comm)
 	       "timed.\n"
 	       "# Avg = mean over iterations%s; P50/P99 = nearest-rank percentiles.\n",
 	       o->full ? ", Min/Max = fastest/slowest iteration" : "");
+	if (o->sync_ms > 0)
+		printf("# Synchronised start: every rank starts an iteration at rank 0's clock "
+		       "time + %ld ms,\n# set after the barrier (CLOCK_REALTIME).\n",
+		       o->sync_ms);
 	if (o->delay_us > 0 && o->delay_prob > 0)
 		printf("# Straggler: rank %d sleeps %ld us before its call (untimed) in %.1f%% of "
 		       "the iterations;\n# the latency is the other ranks' wait.\n",

@@ -45,7 +45,7 @@ int or_coll_recv(struct or_coll *c, uint32_t peer, uint32_t step, uint32_t seg, 
 
 /*
  * Bounded channel, phase by phase.  Declare every receive region and send of a phase
- * (regions are zeroed), call or_bop_regions_ready once all phases are declared, begin a
+ * (once the phase closes, what did not arrive in a region reads as zero), call or_bop_regions_ready once all phases are declared, begin a
  * phase, and poll or_bop_phase_done until it returns 1: then its data is final and the
  * estimator helpers turn what arrived into unbiased sums.  Regions hold whole blocks of
  * c->dtype (float32 or float64, Hadamard-rotated).
@@ -67,6 +67,13 @@ int or_bop_phase_begin(struct or_coll *c, unsigned phase);
 /* 1 closed, 0 open, -OPTIREDUCE_EINVAL for a phase that was not declared. */
 int or_bop_phase_done(struct or_coll *c, unsigned phase);
 size_t or_bop_block_elems(const struct or_coll *c);
+/*
+ * Uninitialised memory of at least bytes that the communicator keeps for the next
+ * operation, so the algorithm's buffers are not allocated and faulted in anew each time;
+ * valid until the operation ends.  NULL when out of memory or slot is out of range.
+ */
+#define OR_BOP_SCRATCH_SLOTS 2
+void *or_bop_scratch(struct or_coll *c, unsigned slot, size_t bytes);
 /*
  * dst += sender's region, each block rescaled by what arrived; present[b] (may be NULL) is
  * incremented for each block that brought something.  Returns blocks that brought nothing.
