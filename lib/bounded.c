@@ -1559,22 +1559,22 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 	struct or_bounded_op *op = c->bop;
 	int ret = 0, hit = 0, skip_sample = 0;
 	double longest = 0; /* the controller's sample: the longest phase */
+	/* The algorithm may leave its result in a buffer of its own (see coll.h). */
+	void *res = c->rbuf;
 
 	if (op->nblocks && param_i(b, OR_P_HADAMARD)) {
 		ret = c->dtype == OPTIREDUCE_FLOAT64
-		          ? or_had_decode_f64(op->work, op->nblocks, op->log2_block, b->comm->id,
-		                              c->seq, 0)
-		          : or_had_decode(op->work, op->nblocks, op->log2_block, b->comm->id,
-		                          c->seq, 0);
+		          ? or_had_decode_f64(res, op->nblocks, op->log2_block, b->comm->id, c->seq,
+		                              0)
+		          : or_had_decode(res, op->nblocks, op->log2_block, b->comm->id, c->seq, 0);
 		if (ret)
 			ret = -OPTIREDUCE_EINVAL;
 	}
 	if (!ret && op->user_count) {
 		if (op->user_dtype == OPTIREDUCE_FLOAT64)
-			memcpy(op->user_rbuf, op->work, op->user_count * 8);
+			memcpy(op->user_rbuf, res, op->user_count * 8);
 		else
-			ret =
-			    or_from_float(op->user_rbuf, op->work, op->user_count, op->user_dtype);
+			ret = or_from_float(op->user_rbuf, res, op->user_count, op->user_dtype);
 	}
 	if (!ret && c->op == OPTIREDUCE_AVG && op->user_count)
 		ret = or_reduce_divide(op->user_rbuf, op->user_count, op->user_dtype, c->size);

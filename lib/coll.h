@@ -73,6 +73,8 @@ size_t or_bop_block_elems(const struct or_coll *c);
  * valid until the operation ends.  NULL when out of memory or slot is out of range.
  */
 #define OR_BOP_SCRATCH_SLOTS 2
+/* An algorithm may point c->rbuf at such a buffer holding the whole result instead of
+ * copying the result back: the core decodes whatever c->rbuf holds when it finishes. */
 void *or_bop_scratch(struct or_coll *c, unsigned slot, size_t bytes);
 /*
  * dst += sender's region, each block rescaled by what arrived; present[b] (may be NULL) is
