@@ -1579,9 +1579,9 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 	if (!ret && c->op == OPTIREDUCE_AVG && op->user_count)
 		ret = or_reduce_divide(op->user_rbuf, op->user_count, op->user_dtype, c->size);
 	finish_stats(b, c);
-	if (OR_LOG_TRACE <= or_log_level && op->nphases >= 2 && op->ph[1].begun) {
+	if (OR_LOG_DEBUG <= or_log_level && op->nphases >= 2 && op->ph[1].begun) {
 		/* Where an operation's time goes besides the phases themselves. */
-		or_log(OR_LOG_TRACE,
+		or_log(OR_LOG_DEBUG,
 		       "op %llu timeline: encoded %.0f us, phase 0 %.0f-%.0f us, phase 1 %.0f-%.0f "
 		       "us, done %.0f us",
 		       (unsigned long long)c->seq, op->encoded_us - op->start_us,
