@@ -53,7 +53,7 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "Bounded mode: operations per size class that calibrate the hard bound t_B")            \
 	X(CALIB_PERCENTILE, "calib_percentile", OR_PT_DOUBLE, "75", "1", "100",                    \
 	  "Bounded mode: percentile of the calibration phase times that sets t_B")                 \
-	X(CALIB_MARGIN, "calib_margin", OR_PT_DOUBLE, "2",   "1", "100",                           \
+	X(CALIB_MARGIN, "calib_margin", OR_PT_DOUBLE, "1.3", "1", "100",                           \
 	  "Bounded mode: t_B = percentile * margin")                                               \
 	X(EARLY_TIMEOUT, "early_timeout", OR_PT_BOOL, "1", "", "",                                 \
 	  "Bounded mode: close a phase once every sender's last packet is in and nothing "         \

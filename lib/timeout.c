@@ -41,7 +41,7 @@ void or_tmo_config_default(struct or_tmo_config *cfg)
 	cfg->rank = 0;
 	cfg->calib_ops = 16;
 	cfg->calib_percentile = 75.0;
-	cfg->calib_margin = 2.0;
+	cfg->calib_margin = 1.3;
 	cfg->min_us = 200;
 	cfg->max_us = 2000000;
 	/* Before anything is known, only the upper bound cannot cut a healthy operation. */
