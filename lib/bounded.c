@@ -1230,10 +1230,17 @@ int or_bop_phase_done(struct or_coll *c, unsigned phase)
 	/* Every byte is in: that is all the data, whether or not a LAST flag made it. */
 	if (ph->bytes_expected && ph->bytes_received >= ph->bytes_expected)
 		why = OR_TMO_ALL_DATA;
-	/* Our own sends must leave before a phase closes, or peers lose them for nothing;
-	 * the deadline still wins. */
-	if (unsent && why != OR_TMO_HARD_BOUND)
-		return 0;
+	/*
+	 * Our own sends must leave before a phase closes, or peers lose them for nothing;
+	 * the deadline still wins, also once every byte is in: a rank whose own sends crawl
+	 * (its rate cut by a burst of cross traffic) took 1.25 s over a 260 ms deadline
+	 * while its peers had long cut it off.
+	 */
+	if (unsent) {
+		if (or_now_us() - ph->start_us < (double)ph->deadline_us)
+			return 0;
+		why = OR_TMO_HARD_BOUND;
+	}
 	switch (why) {
 	case OR_TMO_ALL_DATA:
 		close_phase(c->bop, phase, OPTIREDUCE_PHASE_ALL_DATA);

@@ -53,7 +53,7 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "Bounded mode: operations per size class that calibrate the hard bound t_B")            \
 	X(CALIB_PERCENTILE, "calib_percentile", OR_PT_DOUBLE, "75", "1", "100",                    \
 	  "Bounded mode: percentile of the calibration phase times that sets t_B")                 \
-	X(CALIB_MARGIN, "calib_margin", OR_PT_DOUBLE, "1.3", "1", "100",                           \
+	X(CALIB_MARGIN, "calib_margin", OR_PT_DOUBLE, "2",   "1", "100",                           \
 	  "Bounded mode: t_B = percentile * margin")                                               \
 	X(EARLY_TIMEOUT, "early_timeout", OR_PT_BOOL, "1", "", "",                                 \
 	  "Bounded mode: close a phase once every sender's last packet is in and nothing "         \
@@ -72,7 +72,7 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "Bounded mode: rescale sums by contributions received (unbiased); 0 = zero-fill")        \
 	X(INCAST, "incast", OR_PT_INT, "0", "0", "65535",                                          \
 	  "Transpose: senders targeting one receiver at once; 0 = adaptive (bounded: "          \
-	  "starts at N-1, halved after 2 lossy operations in a row, +1 after clean runs; exact: N-1)") \
+	  "starts at N-1, halved after 4 lossy operations in a row, +1 after clean runs; exact: N-1)") \
 	X(PACING_RATE, "pacing_rate", OR_PT_DOUBLE, "0", "0", "1e6",                               \
 	  "Bounded mode: sender pacing, Mbit/s per rank; 0 = adaptive")                            \
 	X(PACKET_PAYLOAD, "packet_payload", OR_PT_SIZE, "0", "0", "65536",                         \

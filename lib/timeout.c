@@ -41,7 +41,7 @@ void or_tmo_config_default(struct or_tmo_config *cfg)
 	cfg->rank = 0;
 	cfg->calib_ops = 16;
 	cfg->calib_percentile = 75.0;
-	cfg->calib_margin = 1.3;
+	cfg->calib_margin = 2.0;
 	cfg->min_us = 200;
 	cfg->max_us = 2000000;
 	/* Before anything is known, only the upper bound cannot cut a healthy operation. */
@@ -70,9 +70,6 @@ void or_tmo_config_default(struct or_tmo_config *cfg)
 #define OR_TMO_IDLE_QUIETS 5
 #define OR_TMO_IDLE_MIN_US(t)                                                                      \
 	((t)->cfg.min_us > UINT64_MAX / 100 ? UINT64_MAX : (t)->cfg.min_us * 100)
-
-/* Lossy operations in a row that cut the incast. */
-#define OR_TMO_INCAST_LOSSY_OPS 2
 
 static uint32_t incast_max(const struct or_tmo_config *cfg)
 {

@@ -55,6 +55,15 @@
 
 /* Most calibration samples a size class can hold: the upper limit of calib_ops. */
 #define OR_TMO_CALIB_MAX 64
+/*
+ * Lossy operations in a row (not cut by the hard bound) that halve the incast.  Loss that
+ * the incast causes (receivers offered more than they take) comes back every operation,
+ * as the schedule does; a burst of cross traffic comes and goes.  At 2, TCP cross traffic
+ * on one host's link (ON ~300 ms, two 4 MiB operations) cut that rank's incast to 1, and
+ * with it its sending rate to a third: it fell behind, its peers cut it off, and P99 went
+ * from 0.6 to 1.6-2.5 s.
+ */
+#define OR_TMO_INCAST_LOSSY_OPS 4
 
 /*
  * Peers' estimates of communicators up to this size live inside struct

@@ -787,23 +787,30 @@ static void test_incast(void)
 	or_tmo_complete(&t, SZ, 100, 0, 0.0);
 	or_tmo_complete(&t, SZ, 100, 0, 0.05);
 	CHECK(or_tmo_incast(&t) == 15, "5%% loss, clean, 5%% loss: not in a row, held at 15");
+	for (int i = 1; i < OR_TMO_INCAST_LOSSY_OPS - 1; i++) {
+		or_tmo_complete(&t, SZ, 100, 0, 0.05);
+		if (or_tmo_incast(&t) != 15 || or_tmo_last(&t)->incast_why != OR_TMO_INCAST_HOLD)
+			ok = 0;
+	}
+	CHECK(ok, "5%% loss in fewer than OR_TMO_INCAST_LOSSY_OPS operations in a row: held");
 	or_tmo_complete(&t, SZ, 100, 0, 0.05);
 	CHECK(or_tmo_incast(&t) == 7 && or_tmo_last(&t)->incast_why == OR_TMO_INCAST_CUT_LOSS,
-	      "5%% loss twice in a row: halved to 7 (incast_cut_loss)");
+	      "5%% loss OR_TMO_INCAST_LOSSY_OPS times in a row: halved to 7 (incast_cut_loss)");
 	or_tmo_complete(&t, SZ, 100, 1, 0.9);
 	CHECK(or_tmo_incast(&t) == 7 && or_tmo_last(&t)->incast_why == OR_TMO_INCAST_HOLD,
 	      "timeout with 90%% loss (cut by the deadline, not dropped): held at 7");
 	or_tmo_complete(&t, SZ, 100, 0, 0.9);
 	CHECK(or_tmo_incast(&t) == 7, "90%% loss without a timeout, once: 7");
 	or_tmo_complete(&t, SZ, 100, 1, 0.0);
-	or_tmo_complete(&t, SZ, 100, 0, 0.9);
+	for (int i = 1; i < OR_TMO_INCAST_LOSSY_OPS; i++)
+		or_tmo_complete(&t, SZ, 100, 0, 0.9);
 	CHECK(or_tmo_incast(&t) == 3,
 	      "again after a timed-out operation (which neither confirms nor clears): 3");
-	or_tmo_complete(&t, SZ, 100, 0, 0.9);
-	or_tmo_complete(&t, SZ, 100, 0, 0.9);
-	or_tmo_complete(&t, SZ, 100, 0, 0.9);
+	for (int i = 0; i < 2 * OR_TMO_INCAST_LOSSY_OPS; i++)
+		or_tmo_complete(&t, SZ, 100, 0, 0.9);
 	CHECK(or_tmo_incast(&t) == 1, "more loss: floor at 1");
 	or_tmo_complete(&t, SZ, 100, 0, 0.9);
+	ok = 1;
 
 	for (int i = 0; i < 7; i++) {
 		or_tmo_complete(&t, SZ, 100, 0, 0.01);
@@ -816,12 +823,12 @@ static void test_incast(void)
 	      "8th clean operation: +1 to 2 (incast_grow)");
 	for (int i = 0; i < 5; i++)
 		or_tmo_complete(&t, SZ, 100, 0, 0.0);
-	or_tmo_complete(&t, SZ, 100, 0, 0.02);
-	or_tmo_complete(&t, SZ, 100, 0, 0.02);
+	for (int i = 0; i < OR_TMO_INCAST_LOSSY_OPS; i++)
+		or_tmo_complete(&t, SZ, 100, 0, 0.02);
 	for (int i = 0; i < 7; i++)
 		or_tmo_complete(&t, SZ, 100, 0, 0.0);
 	CHECK(or_tmo_incast(&t) == 1,
-	      "two lossy operations cut and reset the clean run (1, not 2 or 3)");
+	      "a run of lossy operations cuts and resets the clean run (1, not 2 or 3)");
 
 	for (int i = 0; i < 8 * 40; i++)
 		or_tmo_complete(&t, SZ, 100, 0, 0.0);
