@@ -282,7 +282,7 @@ int main(int argc, char **argv)
 {
 	optireduce_ctx_t *ctx;
 	optireduce_comm_t *comm;
-	int quick = 0, total, ret;
+	int quick = 0, total;
 	/* --net-loss P: the network drops P of the packets (run on the emulated cloud). */
 	double net_loss = 0;
 
@@ -296,20 +296,7 @@ int main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-	ret = optireduce_init(OPTIREDUCE_API_VERSION, &ctx);
-	if (!ret)
-		ret = optireduce_comm_from_mpi_mode(ctx, MPI_COMM_WORLD, OPTIREDUCE_MODE_BOUNDED,
-						    &comm);
-	if (ret == -OPTIREDUCE_ENOPROVIDER) {
-		if (rank == 0)
-			printf("no datagram provider: skip\n");
-		MPI_Finalize();
-		return 77;
-	}
-	if (ret) {
-		fprintf(stderr, "rank %d: setup: %s\n", rank, optireduce_strerror(ret));
-		MPI_Abort(MPI_COMM_WORLD, 1);
-	}
+	comm = bounded_world(&ctx, NULL);
 	if (ring)
 		set(comm, "algorithm", "ring");
 	if (net_loss > 0) {

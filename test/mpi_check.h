@@ -1,13 +1,15 @@
 /*
- * Shared by the bounded-mode MPI tests (mpi_bounded, mpi_hostile, mpi_straggler): the
- * failure counter every rank keeps, and the deterministic inputs whose exact sums the
- * tests compare against.  Included once per test program.
+ * Shared by the bounded-mode MPI tests (mpi_bounded, mpi_hostile, mpi_straggler,
+ * mpi_slow_sender): the failure counter every rank keeps, the deterministic inputs whose
+ * exact sums the tests compare against, and the bounded communicator they run on.
+ * Included once per test program, after <mpi.h> and "optireduce_mpi.h".
  */
 #ifndef OR_TEST_MPI_CHECK_H
 #define OR_TEST_MPI_CHECK_H
 
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 static int rank, nranks, failures;
 
@@ -28,6 +30,34 @@ static float input(int r, size_t i, int trial)
 	z *= 0xd6e8feb86659fd93ull;
 	z ^= z >> 32;
 	return (float)((double)(z & 0xffffff) / (double)0x1000000 - 0.5);
+}
+
+/*
+ * A bounded-mode communicator on MPI_COMM_WORLD.  payload (NULL: the default) is set on the
+ * context first, as it is fixed when the bounded channel is created.  Without a datagram
+ * provider the test is skipped (exit 77); any other error aborts.
+ */
+static optireduce_comm_t *bounded_world(optireduce_ctx_t **ctx, const char *payload)
+{
+	optireduce_comm_t *comm = NULL;
+	int ret = optireduce_init(OPTIREDUCE_API_VERSION, ctx);
+
+	if (!ret && payload)
+		ret = optireduce_ctx_set_param(*ctx, "packet_payload", payload);
+	if (!ret)
+		ret = optireduce_comm_from_mpi_mode(*ctx, MPI_COMM_WORLD, OPTIREDUCE_MODE_BOUNDED,
+		                                    &comm);
+	if (ret == -OPTIREDUCE_ENOPROVIDER) {
+		if (rank == 0)
+			printf("no datagram provider: skip\n");
+		MPI_Finalize();
+		exit(77);
+	}
+	if (ret) {
+		fprintf(stderr, "rank %d: setup: %s\n", rank, optireduce_strerror(ret));
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	return comm;
 }
 
 #endif /* OR_TEST_MPI_CHECK_H */

@@ -575,30 +575,14 @@ int main(int argc, char **argv)
 	optireduce_ctx_t *ctx;
 	optireduce_comm_t *comm;
 	struct hostile h;
-	int total, ret;
+	int total;
 	char buf[32];
 
 	alarm(120); /* a hang is a failure, not a stuck make check */
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-	ret = optireduce_init(OPTIREDUCE_API_VERSION, &ctx);
-	/* The payload is fixed when the bounded channel is created. */
-	if (!ret)
-		ret = optireduce_ctx_set_param(ctx, "packet_payload", "1024");
-	if (!ret)
-		ret = optireduce_comm_from_mpi_mode(ctx, MPI_COMM_WORLD, OPTIREDUCE_MODE_BOUNDED,
-		                                    &comm);
-	if (ret == -OPTIREDUCE_ENOPROVIDER) {
-		if (rank == 0)
-			printf("no datagram provider: skip\n");
-		MPI_Finalize();
-		return 77;
-	}
-	if (ret) {
-		fprintf(stderr, "rank %d: setup: %s\n", rank, optireduce_strerror(ret));
-		MPI_Abort(MPI_COMM_WORLD, 1);
-	}
+	comm = bounded_world(&ctx, "1024");
 	/* Fixed layout, so the test can build byte-exact copies of the peers' packets; a fixed
 	 * generous deadline, so that phases end because the data arrived. */
 	snprintf(buf, sizeof(buf), "%d", BLOCK);

@@ -65,7 +65,7 @@ int main(int argc, char **argv)
 	optireduce_ctx_t *ctx;
 	optireduce_comm_t *comm;
 	float *buf;
-	int total, ret, ok = 0;
+	int total, ok = 0;
 
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -78,20 +78,7 @@ int main(int argc, char **argv)
 	}
 	if (rank == SLOW)
 		setenv("OPTIREDUCE_PACING_RATE", "4", 1);
-	ret = optireduce_init(OPTIREDUCE_API_VERSION, &ctx);
-	if (!ret)
-		ret = optireduce_comm_from_mpi_mode(ctx, MPI_COMM_WORLD, OPTIREDUCE_MODE_BOUNDED,
-		                                    &comm);
-	if (ret == -OPTIREDUCE_ENOPROVIDER) {
-		if (rank == 0)
-			printf("no datagram provider: skip\n");
-		MPI_Finalize();
-		return 77;
-	}
-	if (ret) {
-		fprintf(stderr, "rank %d: setup: %s\n", rank, optireduce_strerror(ret));
-		MPI_Abort(MPI_COMM_WORLD, 1);
-	}
+	comm = bounded_world(&ctx, NULL);
 	if (optireduce_comm_set_param(comm, "timeout_us", "100000") ||
 	    optireduce_comm_set_param(comm, "algorithm", "transpose"))
 		FAIL("set_param failed\n");

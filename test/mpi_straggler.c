@@ -380,23 +380,7 @@ int main(int argc, char **argv)
 		MPI_Finalize();
 		return 77;
 	}
-	ret = optireduce_init(OPTIREDUCE_API_VERSION, &ctx);
-	/* The payload is fixed when the bounded channel is created. */
-	if (!ret)
-		ret = optireduce_ctx_set_param(ctx, "packet_payload", "1024");
-	if (!ret)
-		ret = optireduce_comm_from_mpi_mode(ctx, MPI_COMM_WORLD, OPTIREDUCE_MODE_BOUNDED,
-		                                    &comm);
-	if (ret == -OPTIREDUCE_ENOPROVIDER) {
-		if (rank == 0)
-			printf("no datagram provider: skip\n");
-		MPI_Finalize();
-		return 77;
-	}
-	if (ret) {
-		fprintf(stderr, "rank %d: setup: %s\n", rank, optireduce_strerror(ret));
-		MPI_Abort(MPI_COMM_WORLD, 1);
-	}
+	comm = bounded_world(&ctx, "1024");
 	s = malloc(op_count() * sizeof(float));
 	r = malloc(op_count() * sizeof(float));
 	setup(comm, 1e6);
