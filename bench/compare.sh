@@ -349,12 +349,7 @@ if command -v gnuplot >/dev/null 2>&1; then
 			set terminal $term size 1200,650
 			set output '$out/cdf_$L.png'
 			set title "Allreduce completion time, $L float32, $n hosts, scenario $scenario ($iters iterations)" noenhanced
-			set xlabel 'completion time (ms), log scale'
-			set ylabel 'fraction of iterations'
-			set logscale x
-			set yrange [0:1.02]
-			set grid
-			set key outside right top vertical noenhanced
+			$(cat "$HERE/cdf_style.gp")
 			plot $plots
 		EOF
 		gnuplot "$gp" 2>"$out/cdf/cdf_$L.err" || say "warning: gnuplot failed for $L; see $out/cdf/cdf_$L.err"

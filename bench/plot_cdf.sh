@@ -35,12 +35,7 @@ gnuplot <<GP
 set terminal $term size 1200,650
 set output '$out'
 set title "$title" noenhanced
-set xlabel 'completion time (ms), log scale'
-set ylabel 'fraction of iterations'
-set logscale x
-set yrange [0:1.02]
-set grid
-set key outside right top vertical noenhanced
+$(cat "$(dirname "$0")/cdf_style.gp")
 plot $plots
 GP
 echo "plot_cdf.sh: wrote $out"
