@@ -673,7 +673,6 @@ static int straggles(const struct options *o, long it)
 	return (double)(x >> 11) * 0x1p-53 < o->delay_prob;
 }
 
-/* Times one implementation at one size; rank 0 gets the statistics. */
 /* Waits for rank 0's start time, ms ahead of its clock; returns 1 if it had passed. */
 static int sync_start(long ms)
 {
@@ -695,6 +694,7 @@ static int sync_start(long ms)
 	return 0;
 }
 
+/* Times one implementation at one size; rank 0 gets the statistics. */
 static void run_size(struct bench *b, enum impl impl, size_t size, struct result *res)
 {
 	const struct options *o = b->o;

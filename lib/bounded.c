@@ -864,8 +864,8 @@ static int send_one(struct or_bounded *b, struct or_phase *ph, unsigned step, ui
 /*
  * Sends of a phase go to peers in incast groups: the current group's peers
  * get packets round-robin; the next group starts when the current one is done.
+ * Returns the packets sent (0: tokens or the endpoint hold us back), or < 0 on error.
  */
-/* Returns the packets sent (0: tokens or the endpoint hold us back), or < 0 on error. */
 static int pump(struct or_bounded *b, unsigned step)
 {
 	struct or_phase *ph = &b->op->ph[step];
@@ -1121,11 +1121,6 @@ int or_bop_phase_begin(struct or_coll *c, unsigned phase)
 
 static const char *phase_end_name(enum optireduce_phase_end e);
 
-/*
- * Status has two phase slots.  Each phase adds its elements to its slot, and a slot's end
- * is the worst of its phases' (hard bound over early timeout over all data), so a ring's
- * 2(N-1) steps report as reduce-scatter in slot 0 and allgather in slot 1.
- */
 /* What did not arrive reads as zero, as the estimator assumes; a closed phase takes no
  * more packets (deliver), so this is final. */
 static void zero_unseen(const struct or_bounded *b, struct or_inbound *in)
@@ -1140,6 +1135,11 @@ static void zero_unseen(const struct or_bounded *b, struct or_inbound *in)
 	}
 }
 
+/*
+ * Status has two phase slots.  Each phase adds its elements to its slot, and a slot's end
+ * is the worst of its phases' (hard bound over early timeout over all data), so a ring's
+ * 2(N-1) steps report as reduce-scatter in slot 0 and allgather in slot 1.
+ */
 static void close_phase(struct or_bounded_op *op, unsigned phase, enum optireduce_phase_end why)
 {
 	struct or_phase *ph = &op->ph[phase];
@@ -1773,8 +1773,11 @@ int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms)
 			need = (double)(b->max_msg) - b->tokens;
 			us = need > 0 ? need * 8.0 / (b->rate_mbps * b->share) : 0;
 			/* A full socket: until the next try, not a spin. */
-			if (b->blocked && b->blocked_until_us - or_now_us() > us)
-				us = b->blocked_until_us - or_now_us();
+			if (b->blocked) {
+				double left = b->blocked_until_us - or_now_us();
+				if (left > us)
+					us = left;
+			}
 			if (us >= 5)
 				sleep_us(us < 1000 ? (long)us : 1000);
 			else
