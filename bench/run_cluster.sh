@@ -7,7 +7,8 @@
 #
 # Scenario options go to "cluster.sh up" unchanged:
 #   --rate RATE  --loss P  --burst BYTES  --latency MS  --cross-traffic RATE
-#   --cross-onoff ON:OFF  --straggler SPEC (repeatable)
+#   --cross-onoff ON:OFF  --cross-flows K  --cross-sync
+#   --straggler SPEC (repeatable)
 #   (cluster.sh's default rate is 200mbit; "--rate none" = unlimited links)
 # Run options:
 #   -n N               hosts, one rank each (default 4)
@@ -38,9 +39,10 @@ up_args=() bench_args=() mpi_opts=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	-n) n=${2:?-n wants a number}; shift 2 ;;
-	--rate | --loss | --burst | --latency | --cross-traffic | --cross-onoff | --straggler)
+	--rate | --loss | --burst | --latency | --cross-traffic | --cross-onoff | --cross-flows | --straggler)
 		[ $# -ge 2 ] || die "$1 wants a value"
 		up_args+=("$1" "$2"); shift 2 ;;
+	--cross-sync) up_args+=("$1"); shift ;;
 	--bench) bench=${2:?}; shift 2 ;;
 	--results) results=${2:?}; shift 2 ;;
 	--no-baseline) baseline=0; shift ;;

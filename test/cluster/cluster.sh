@@ -20,7 +20,8 @@ MAXN=200
 usage() {
 	cat <<'EOF'
 usage: cluster.sh up [-n N] [--rate RATE] [--loss P] [--burst BYTES] [--latency MS]
-                     [--cross-traffic RATE] [--cross-onoff ON_MS:OFF_MS]
+                     [--cross-traffic RATE] [--cross-onoff ON_MS:OFF_MS] [--cross-flows K]
+                     [--cross-sync]
                      [--straggler H:hog | H:stop:PERIOD_MS:DUTY]...
        cluster.sh down
        cluster.sh set [--rate RATE] [--loss P] [--burst BYTES] [--latency MS]
@@ -96,6 +97,8 @@ save_config() {
 		printf 'LATENCY=%q\n' "$LATENCY"
 		printf 'CROSS=%q\n' "$CROSS"
 		printf 'CROSS_ONOFF=%q\n' "$CROSS_ONOFF"
+		printf 'CROSS_FLOWS=%q\n' "$CROSS_FLOWS"
+		printf 'CROSS_SYNC=%q\n' "$CROSS_SYNC"
 		printf 'STRAGGLERS=%q\n' "$STRAGGLERS"
 	} >"$STATE/config.tmp"
 	mv "$STATE/config.tmp" "$STATE/config"
@@ -177,7 +180,7 @@ up_failed() {
 }
 
 cmd_up() {
-	N=2 RATE=200mbit LOSS=0 BURST=auto LATENCY=20 CROSS=0 CROSS_ONOFF=50:50 STRAGGLERS=""
+	N=2 RATE=200mbit LOSS=0 BURST=auto LATENCY=20 CROSS=0 CROSS_ONOFF=50:50 CROSS_FLOWS=1 CROSS_SYNC=0 STRAGGLERS=""
 	while [ $# -gt 0 ]; do
 		case $1 in
 		-n) N=${2:?}; shift 2 ;;
@@ -187,6 +190,8 @@ cmd_up() {
 		--latency) LATENCY=${2:?}; shift 2 ;;
 		--cross-traffic) CROSS=${2:?}; shift 2 ;;
 		--cross-onoff) CROSS_ONOFF=${2:?}; shift 2 ;;
+		--cross-flows) CROSS_FLOWS=${2:?}; shift 2 ;;
+		--cross-sync) CROSS_SYNC=1; shift ;;
 		--straggler) STRAGGLERS="$STRAGGLERS ${2:?}"; shift 2 ;;
 		-h | --help) usage; exit 0 ;;
 		*) die "up: unknown option '$1'" ;;
@@ -202,6 +207,8 @@ cmd_up() {
 	if [ "$CROSS" = max ]; then cross_bps=0; else cross_bps=$(rate_bps "$CROSS"); fi
 	[[ $CROSS_ONOFF =~ ^([0-9]+):([0-9]+)$ ]] || die "--cross-onoff wants ON_MS:OFF_MS"
 	on_ms=${BASH_REMATCH[1]} off_ms=${BASH_REMATCH[2]}
+	check_uint --cross-flows "$CROSS_FLOWS"
+	if [ "$CROSS_FLOWS" -lt 1 ] || [ "$CROSS_FLOWS" -gt 64 ]; then die "--cross-flows wants 1..64"; fi
 	for s in $STRAGGLERS; do
 		h=${s%%:*} mode=${s#*:}
 		host_index "$h" >/dev/null
@@ -265,9 +272,21 @@ cmd_up() {
 			warn "--cross-traffic needs at least 2 hosts; ignored"
 		else
 			sleep 0.2 # let the servers bind
+			# Flow f of host i goes to host i+1+(f mod (N-1)): with K <= N-1
+			# every flow has its own destination, so each host's uplink and
+			# downlink both carry K flows; each flow has its own ON/OFF draws.
+			# --cross-sync: one seed and one wall-clock epoch for all flows,
+			# so they share one ON/OFF schedule (another tenant's shuffle).
+			local f seed epoch
+			epoch=$(($(date +%s) + 1))
 			for ((i = 0; i < N; i++)); do
-				start_bg "cross.h$i" "orc-h$i" "$STATE/crossgen" bulk \
-					"$NET.$(((i + 1) % N + 1))" "$PORT" "$cross_bps" "$on_ms" "$off_ms" "$((i + 1))"
+				for ((f = 0; f < CROSS_FLOWS; f++)); do
+					seed=$((i + 1 + 1000 * f))
+					[ "$CROSS_SYNC" = 1 ] && seed=1
+					start_bg "cross.h$i.$f" "orc-h$i" "$STATE/crossgen" bulk \
+						"$NET.$(((i + 1 + f % (N - 1)) % N + 1))" "$PORT" "$cross_bps" \
+						"$on_ms" "$off_ms" "$seed" "$epoch"
+				done
 			done
 		fi
 	fi
@@ -440,7 +459,7 @@ cmd_run() {
 cmd_status() {
 	load_config
 	local i ns
-	echo "cluster: N=$N rate=$RATE loss=$LOSS burst=$(eff_burst) latency=${LATENCY}ms cross=$CROSS onoff=$CROSS_ONOFF stragglers=${STRAGGLERS:-none}"
+	echo "cluster: N=$N rate=$RATE loss=$LOSS burst=$(eff_burst) latency=${LATENCY}ms cross=$CROSS onoff=$CROSS_ONOFF flows=${CROSS_FLOWS:-1} sync=${CROSS_SYNC:-0} stragglers=${STRAGGLERS:-none}"
 	echo "state: $STATE"
 	for ((i = 0; i < N; i++)); do
 		ns=orc-h$i

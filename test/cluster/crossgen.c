@@ -6,12 +6,14 @@
  *   crossgen serve PORT
  *       TCP discard server (one child per connection) and UDP echo server on
  *       the same port number.  Runs until killed.
- *   crossgen bulk HOST PORT RATE_BPS ON_MS OFF_MS [SEED]
+ *   crossgen bulk HOST PORT RATE_BPS ON_MS OFF_MS [SEED [EPOCH]]
  *       Bursty cross traffic: a TCP connection to HOST:PORT that alternates
  *       ON periods (sending paced at RATE_BPS bit/s, 0 = as fast as TCP
  *       allows) and OFF periods (silent).  ON and OFF lengths are drawn from
  *       exponential distributions with means ON_MS and OFF_MS, which gives
  *       heavy-ish queueing tails.  Reconnects if the connection drops.
+ *       EPOCH (CLOCK_REALTIME seconds, default now) is when the first ON
+ *       period starts; flows with the same SEED and EPOCH turn on together.
  *   crossgen send HOST PORT BYTES
  *       Send BYTES over one TCP connection, half-close, wait for the server
  *       to close, print "bytes=B secs=S mbit=M".
@@ -167,12 +169,23 @@ static double exp_draw(double mean)
 	return -mean * log(u);
 }
 
+static double realtime_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* The ON/OFF schedule is laid on the wall clock from EPOCH, so flows given the
+ * same SEED and EPOCH are ON at the same moments (one machine, one clock) and
+ * a reconnect or a slow write does not shift the later periods. */
 static int do_bulk(int argc, char **argv)
 {
 	struct sockaddr_in sa;
 	static char buf[16384];
-	double rate, on_ms, off_ms;
+	double rate, on_ms, off_ms, on_start, on_end, off_end;
 	unsigned seed;
+	int fd = -1;
 
 	if (argc < 5)
 		return 2;
@@ -183,39 +196,35 @@ static int do_bulk(int argc, char **argv)
 	off_ms = atof(argv[4]);
 	seed = argc > 5 ? (unsigned)strtoul(argv[5], NULL, 10)
 			: (unsigned)getpid() ^ (unsigned)time(NULL);
+	on_start = argc > 6 ? atof(argv[6]) : realtime_s();
 	srandom(seed);
 	signal(SIGPIPE, SIG_IGN);
 	memset(buf, 0x5a, sizeof(buf));
 
-	for (;;) {
-		int fd = tcp_connect(&sa);
-		if (fd < 0) {
-			sleep_s(0.2);
-			continue;
-		}
-		for (;;) {
-			double on = exp_draw(on_ms) / 1000.0;
-			double t0 = now_s(), sent = 0;
-			int err = 0;
-			while (now_s() - t0 < on) {
-				if (rate > 0) {
-					double due = t0 + sent * 8.0 / rate;
-					double t = now_s();
-					if (due > t)
-						sleep_s(due - t);
-				}
-				if (write_all(fd, buf, sizeof(buf)) != 0) {
-					err = 1;
-					break;
-				}
-				sent += sizeof(buf);
+	for (;; on_start = off_end) {
+		double sent = 0;
+		on_end = on_start + exp_draw(on_ms) / 1000.0;
+		off_end = on_end + exp_draw(off_ms) / 1000.0;
+		sleep_s(on_start - realtime_s());
+		while (realtime_s() < on_end) {
+			double t = realtime_s();
+			if (fd < 0 && (fd = tcp_connect(&sa)) < 0) {
+				sleep_s(0.1);
+				continue;
 			}
-			if (err)
-				break;
-			sleep_s(exp_draw(off_ms) / 1000.0);
+			if (rate > 0) {
+				double due = on_start + sent * 8.0 / rate;
+				if (due > t)
+					sleep_s(due - t);
+			}
+			if (write_all(fd, buf, sizeof(buf)) != 0) {
+				close(fd);
+				fd = -1;
+				continue;
+			}
+			sent += sizeof(buf);
 		}
-		close(fd);
-		sleep_s(0.1);
+		sleep_s(off_end - realtime_s());
 	}
 }
 
@@ -323,7 +332,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: crossgen serve PORT\n"
-		"       crossgen bulk HOST PORT RATE_BPS ON_MS OFF_MS [SEED]\n"
+		"       crossgen bulk HOST PORT RATE_BPS ON_MS OFF_MS [SEED [EPOCH]]\n"
 		"       crossgen send HOST PORT BYTES\n"
 		"       crossgen probe HOST PORT COUNT INTERVAL_US [WAIT_MS]\n");
 }
