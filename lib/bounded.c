@@ -177,6 +177,8 @@ struct or_bounded {
 	int blocked;             /* the last send found the endpoint full */
 	double blocked_until_us; /* no send is tried before this after a refusal */
 	double took_mbps;        /* EWMA of the rate the endpoint took while refusing more */
+	double rate_before_cut;  /* the rate before the last run of backoffs; 0 = none yet */
+	int cut_last_op;         /* the last operation backed off */
 	double share;            /* of rate_mbps the current incast group may use, see pump() */
 	uint64_t inject_state;
 	struct or_tmo tmo;
@@ -1561,6 +1563,27 @@ static int only_absent_senders(const struct or_phase *ph, uint32_t size)
 	return absent;
 }
 
+/*
+ * The rate after a clean operation.  Cross traffic that comes and goes cuts the rate for as
+ * long as it lasts; climbing back 5% per operation took twenty operations (six seconds at
+ * 4 MiB), slower than every operation the cross traffic had cut, and halfway per
+ * operation still spent half the time at two thirds of the link.  So the first clean
+ * operation after a run of backoffs returns to the rate before that run (if the network
+ * really got slower, its loss starts the next run from there).  Past it, 5% per clean
+ * operation: faster probing overflowed receivers on unlimited links.
+ */
+static double recovered_rate(struct or_bounded *b)
+{
+	double r = b->rate_mbps;
+
+	if (b->cut_last_op) {
+		b->cut_last_op = 0;
+		if (r < b->rate_before_cut)
+			return b->rate_before_cut;
+	}
+	return r * 1.05;
+}
+
 int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 {
 	struct or_bounded_op *op = c->bop;
@@ -1675,7 +1698,11 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 			 */
 		} else if (loss > 2.0 * b->loss_avg + 0.005) {
 			/* From what the link took, if that is lower: a nominal rate far above it
-			 * would take many backoffs to bite. */
+			 * would take many backoffs to bite.  Recovery aims at what the link took
+			 * before this loss, not at what it took while cross traffic shared it. */
+			if (!b->cut_last_op)
+				b->rate_before_cut = b->rate_mbps;
+			b->cut_last_op = 1;
 			if (link_bound && b->took_mbps > 0 && b->took_mbps < b->rate_mbps)
 				b->rate_mbps = b->took_mbps;
 			b->rate_mbps *= 0.85;
@@ -1687,7 +1714,7 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 			 * busy host needs the headroom to refill its socket at once.
 			 */
 		} else if (loss <= b->loss_avg + 0.002) {
-			b->rate_mbps *= 1.05;
+			b->rate_mbps = recovered_rate(b);
 		}
 		if (!learning)
 			b->loss_avg += 0.125 * (loss - b->loss_avg);
