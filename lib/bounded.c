@@ -17,6 +17,7 @@
 
 #include "bounded.h"
 #include "hadamard.h"
+#include "pacing.h"
 #include "internal.h"
 #include "reduce.h"
 #include "timeout.h"
@@ -34,11 +35,7 @@
  * is 0.6 ms at 200 Mbit/s, and 1 ms late wake-ups held senders to 120 Mbit/s.
  */
 #define OR_BURST_US          3000.0
-#define OR_MIN_RATE_MBPS     20.0
-#define OR_MAX_RATE_MBPS     100000.0
 #define OR_INITIAL_RATE_MBPS 400.0
-/* Operations whose loss is averaged before pacing judges a jump: the usual level first. */
-#define OR_LOSS_WARMUP 4
 /* Operations smaller than this many packets tell the incast nothing by their loss. */
 #define OR_LOSS_MIN_PKTS 1024
 /*
@@ -167,18 +164,13 @@ struct or_bounded {
 	struct or_bounded_op *op; /* the running operation, if any */
 	uint64_t seq_lo;          /* oldest operation not finished on this rank */
 	/* pacing */
-	double rate_mbps;
+	struct or_pacer pace;
 	double tokens;
 	double last_refill_us;
 	double peer_loss;        /* worst loss peers reported in this operation, fraction */
 	double own_loss;         /* loss this rank saw in its last operation, reported in headers */
-	double loss_avg;         /* EWMA of the loss of past operations: the network's usual loss */
-	unsigned loss_ops;       /* operations in loss_avg, up to OR_LOSS_WARMUP */
 	int blocked;             /* the last send found the endpoint full */
 	double blocked_until_us; /* no send is tried before this after a refusal */
-	double took_mbps;        /* EWMA of the rate the endpoint took while refusing more */
-	double rate_before_cut;  /* the rate before the last run of backoffs; 0 = none yet */
-	int cut_last_op;         /* the last operation backed off */
 	double share;            /* of rate_mbps the current incast group may use, see pump() */
 	uint64_t inject_state;
 	struct or_tmo tmo;
@@ -342,8 +334,8 @@ int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bou
 		b->tx[i].next = b->tx_free;
 		b->tx_free = &b->tx[i];
 	}
-	b->rate_mbps =
-	    param_d(b, OR_P_PACING_RATE) > 0 ? param_d(b, OR_P_PACING_RATE) : OR_INITIAL_RATE_MBPS;
+	or_pacer_init(&b->pace, param_d(b, OR_P_PACING_RATE) > 0 ? param_d(b, OR_P_PACING_RATE)
+	                                                         : OR_INITIAL_RATE_MBPS);
 	b->share = 1.0;
 	b->inject_state = (uint64_t)param_i(b, OR_P_INJECT_SEED) * 0x100000001b3ull + comm->rank;
 
@@ -745,7 +737,7 @@ static void replay_parked(struct or_bounded *b)
 static void refill(struct or_bounded *b)
 {
 	double now = or_now_us();
-	double bytes_per_us = b->rate_mbps * b->share / 8.0; /* Mbit/s = bytes/us * 8 */
+	double bytes_per_us = b->pace.rate_mbps * b->share / 8.0; /* Mbit/s = bytes/us * 8 */
 	double cap = OR_BURST_US * bytes_per_us;
 
 	if (cap < OR_BURST_BYTES)
@@ -789,7 +781,7 @@ static void note_sent_all(struct or_bounded *b, struct or_phase *ph, unsigned st
 /* A full socket drains at the link's rate: a few packets' time there. */
 static double blocked_wait_us(const struct or_bounded *b)
 {
-	double mbps = b->took_mbps > 0 ? b->took_mbps : b->rate_mbps * b->share;
+	double mbps = b->pace.took_mbps > 0 ? b->pace.took_mbps : b->pace.rate_mbps * b->share;
 	return OR_BLOCKED_SLEEP_PKTS * (double)b->max_msg * 8.0 / mbps;
 }
 
@@ -1563,31 +1555,11 @@ static int only_absent_senders(const struct or_phase *ph, uint32_t size)
 	return absent;
 }
 
-/*
- * The rate after a clean operation.  Cross traffic that comes and goes cuts the rate for as
- * long as it lasts; climbing back 5% per operation took twenty operations (six seconds at
- * 4 MiB), slower than every operation the cross traffic had cut, and halfway per
- * operation still spent half the time at two thirds of the link.  So the first clean
- * operation after a run of backoffs returns to the rate before that run (if the network
- * really got slower, its loss starts the next run from there).  Past it, 5% per clean
- * operation: faster probing overflowed receivers on unlimited links.
- */
-static double recovered_rate(struct or_bounded *b)
-{
-	double r = b->rate_mbps;
-
-	if (b->cut_last_op) {
-		b->cut_last_op = 0;
-		if (r < b->rate_before_cut)
-			return b->rate_before_cut;
-	}
-	return r * 1.05;
-}
-
 int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 {
 	struct or_bounded_op *op = c->bop;
 	int ret = 0, hit = 0, skip_sample = 0;
+	enum or_pace_decision pace = OR_PACE_DECISION_COUNT; /* fixed pacing_rate: none */
 	double longest = 0; /* the controller's sample: the longest phase */
 	/* The algorithm may leave its result in a buffer of its own (see coll.h). */
 	void *res = c->rbuf;
@@ -1659,10 +1631,11 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 	if (op->nphases && op->ph[0].begun && !skip_sample) {
 		/* The controller's loss signal (incast, backoff) is loss above the usual level,
 		 * for the same reason as pacing's below. */
-		double excess = b->own_loss - b->loss_avg;
+		double excess = b->own_loss - b->pace.loss_avg;
 		/* Until pacing has learnt the usual level, a lossy link's loss reads as excess.
 		 * And in a small operation one packet is a percent: noise, not congestion. */
-		if (b->loss_ops < OR_LOSS_WARMUP || op->work_bytes < OR_LOSS_MIN_PKTS * b->payload)
+		if (b->pace.loss_ops < OR_PACE_WARMUP ||
+		    op->work_bytes < OR_LOSS_MIN_PKTS * b->payload)
 			excess = 0;
 		or_tmo_complete(&b->tmo, op->user_count * optireduce_dtype_size(op->user_dtype),
 		                (uint64_t)longest, hit, excess > 0 ? excess : 0);
@@ -1674,61 +1647,22 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 	 * rate to the floor: it is in loss_avg, so it does not count as a jump.
 	 */
 	if (param_d(b, OR_P_PACING_RATE) <= 0 && !skip_sample) {
-		double loss = b->peer_loss > b->own_loss ? b->peer_loss : b->own_loss;
-		/* Bits per microsecond = Mbit/s. */
-		double took = op->send_us > 0 ? (double)op->sent_bytes * 8.0 / op->send_us : 0;
-		int link_bound = op->blocked * 100 > op->sent_pkts + 100;
-		if (link_bound && took > 0)
-			b->took_mbps = b->took_mbps > 0 ? 0.75 * b->took_mbps + 0.25 * took : took;
-		int learning = b->loss_ops < OR_LOSS_WARMUP;
-		if (learning) {
-			/*
-			 * No usual level yet: 1% random loss on a lossy link would read as a jump
-			 * from 0 and cut the rate for nothing.  Learn the level (a plain mean), and
-			 * only back off from loss no link would call usual.
-			 */
-			b->loss_avg += (loss - b->loss_avg) / (double)++b->loss_ops;
-			if (loss > 0.05)
-				b->rate_mbps *= 0.85;
-		} else if (hit) {
-			/*
-			 * A phase cut at its deadline reports what was still in flight as lost:
-			 * that is the deadline's doing, not the network's.  Backing off for it
-			 * would make the next phases slower and cut more, a spiral.  Hold.
-			 */
-		} else if (loss > 2.0 * b->loss_avg + 0.005) {
-			/* From what the link took, if that is lower: a nominal rate far above it
-			 * would take many backoffs to bite.  Recovery aims at what the link took
-			 * before this loss, not at what it took while cross traffic shared it. */
-			if (!b->cut_last_op)
-				b->rate_before_cut = b->rate_mbps;
-			b->cut_last_op = 1;
-			if (link_bound && b->took_mbps > 0 && b->took_mbps < b->rate_mbps)
-				b->rate_mbps = b->took_mbps;
-			b->rate_mbps *= 0.85;
-		} else if (link_bound) {
-			/*
-			 * The endpoint refused packets: the local link (or its rate limiter) paces
-			 * us, and probing higher means nothing.  Hold.  Not down to what it took:
-			 * refusals are the cheapest pacing there is, and a rank descheduled on a
-			 * busy host needs the headroom to refill its socket at once.
-			 */
-		} else if (loss <= b->loss_avg + 0.002) {
-			b->rate_mbps = recovered_rate(b);
-		}
-		if (!learning)
-			b->loss_avg += 0.125 * (loss - b->loss_avg);
-		if (b->rate_mbps < OR_MIN_RATE_MBPS)
-			b->rate_mbps = OR_MIN_RATE_MBPS;
-		if (b->rate_mbps > OR_MAX_RATE_MBPS)
-			b->rate_mbps = OR_MAX_RATE_MBPS;
+		struct or_pace_sample ps = {
+		    .loss = b->peer_loss > b->own_loss ? b->peer_loss : b->own_loss,
+		    /* Bits per microsecond = Mbit/s. */
+		    .took_mbps = op->send_us > 0 ? (double)op->sent_bytes * 8.0 / op->send_us : 0,
+		    .link_bound = op->blocked * 100 > op->sent_pkts + 100,
+		    .hit = hit,
+		};
+		pace = or_pacer_update(&b->pace, &ps);
 	}
 	or_log(OR_LOG_DEBUG,
-	       "op %llu: phases %s/%s, deadline %llu us, loss %.4f, rate %.0f Mbit/s, incast %u, "
-	       "refused %llu",
+	       "op %llu: phases %s/%s, deadline %llu us, loss %.4f, rate %.0f Mbit/s (%s), "
+	       "incast %u, refused %llu",
 	       (unsigned long long)c->seq, phase_end_name(c->status->phase_end[0]),
 	       phase_end_name(c->status->phase_end[1]),
-	       (unsigned long long)c->status->deadline_us[0], b->own_loss, b->rate_mbps, c->incast,
+	       (unsigned long long)c->status->deadline_us[0], b->own_loss, b->pace.rate_mbps,
+	       pace == OR_PACE_DECISION_COUNT ? "fixed" : or_pace_decision_name(pace), c->incast,
 	       (unsigned long long)c->bop->blocked);
 	/*
 	 * Peers pace by the loss this rank reports in its next headers.  What a deadline cut
@@ -1736,7 +1670,7 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 	 * slow rank would make every sender back off after each of its operations.
 	 */
 	if (hit || skip_sample)
-		b->own_loss = b->loss_avg;
+		b->own_loss = b->pace.loss_avg;
 	end_op(b, c);
 	return ret;
 }
@@ -1798,7 +1732,7 @@ int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms)
 			double need, us;
 			refill(b);
 			need = (double)(b->max_msg) - b->tokens;
-			us = need > 0 ? need * 8.0 / (b->rate_mbps * b->share) : 0;
+			us = need > 0 ? need * 8.0 / (b->pace.rate_mbps * b->share) : 0;
 			/* A full socket: until the next try, not a spin. */
 			if (b->blocked) {
 				double left = b->blocked_until_us - or_now_us();

@@ -1,0 +1,132 @@
+/* Adaptive sending rate of bounded mode: see pacing.h. */
+#include "pacing.h"
+
+#include <stddef.h>
+
+static const char *const decision_names[] = {
+#define OR_PACE_NAME(name, str) str,
+    OR_PACE_DECISION_MAP(OR_PACE_NAME)
+#undef OR_PACE_NAME
+};
+
+const char *or_pace_decision_name(enum or_pace_decision d)
+{
+	return (unsigned)d < OR_PACE_DECISION_COUNT ? decision_names[d] : "unknown";
+}
+
+void or_pacer_init(struct or_pacer *p, double initial_mbps)
+{
+	*p = (struct or_pacer){.rate_mbps = initial_mbps};
+}
+
+/*
+ * Cross traffic that comes and goes cuts the rate for as long as it lasts.  Climbing back
+ * 5% per operation took twenty operations (six seconds at 4 MiB), slower than every
+ * operation the cross traffic had cut, and halfway per operation still spent half the time
+ * at two thirds of the link.  So the first clean operation after a run of backoffs returns
+ * to the rate before that run; if the network really got slower, the loss that follows
+ * starts the next run and aims 15% lower.  Past it, 5% per clean operation: faster probing
+ * overflowed receivers on unlimited links.
+ */
+static enum or_pace_decision clean(struct or_pacer *p)
+{
+	if (p->restore_off && ++p->clean_run >= OR_PACE_REARM_OPS)
+		p->restore_off = 0;
+	if (p->cut_last_op) {
+		p->cut_last_op = 0;
+		if (!p->restore_off && p->rate_mbps < p->rate_before_cut) {
+			p->rate_mbps = p->rate_before_cut;
+			return OR_PACE_RESTORE;
+		}
+	}
+	p->rate_mbps *= 1.05;
+	return OR_PACE_PROBE;
+}
+
+static enum or_pace_decision judge(struct or_pacer *p, const struct or_pace_sample *s)
+{
+	if (p->loss_ops < OR_PACE_WARMUP) {
+		/*
+		 * No usual level yet: 1% random loss on a lossy link would read as a jump from
+		 * 0 and cut the rate for nothing.  Learn the level (a plain mean), and only back
+		 * off from loss no link would call usual.
+		 */
+		p->loss_avg += (s->loss - p->loss_avg) / (double)++p->loss_ops;
+		if (s->loss > 0.05)
+			p->rate_mbps *= 0.85;
+		return OR_PACE_LEARN;
+	}
+	if (s->hit) {
+		/*
+		 * A phase cut at its deadline reports what was still in flight as lost: that is
+		 * the deadline's doing, not the network's.  Backing off for it would make the
+		 * next phases slower and cut more, a spiral.
+		 */
+		return OR_PACE_HOLD_CUT;
+	}
+	if (s->loss > 2.0 * p->loss_avg + 0.005) {
+		/*
+		 * Loss right after a restore says the old rate is too much now: climb back
+		 * slowly until a clean stretch shows the network is back.  Restoring again
+		 * would make every other operation lossy, and loss that frequent becomes the
+		 * usual level, which stops the backoffs altogether.
+		 */
+		if (p->restored_last_op)
+			p->restore_off = 1;
+		p->clean_run = 0;
+		if (!p->cut_last_op)
+			p->rate_before_cut = p->rate_mbps;
+		p->cut_last_op = 1;
+		/* From what the link took, if that is lower: a nominal rate far above it would
+		 * take many backoffs to bite. */
+		if (s->link_bound && p->took_mbps > 0 && p->took_mbps < p->rate_mbps)
+			p->rate_mbps = p->took_mbps;
+		p->rate_mbps *= 0.85;
+		return OR_PACE_BACKOFF;
+	}
+	if (s->link_bound) {
+		/*
+		 * The local link (or its rate limiter) paces us, and probing higher means
+		 * nothing.  Not down to what it took either: refusals are the cheapest pacing
+		 * there is, and a rank descheduled on a busy host needs the headroom to refill
+		 * its socket at once.
+		 */
+		return OR_PACE_HOLD_LINK;
+	}
+	if (s->loss <= p->loss_avg + 0.002)
+		return clean(p);
+	return OR_PACE_HOLD;
+}
+
+enum or_pace_decision or_pacer_update(struct or_pacer *p, const struct or_pace_sample *s)
+{
+	enum or_pace_decision d;
+	double loss = s->loss < 0 ? 0 : s->loss > 1 ? 1 : s->loss;
+	struct or_pace_sample clamped = *s;
+
+	clamped.loss = loss;
+	if (s->link_bound && s->took_mbps > 0)
+		p->took_mbps =
+		    p->took_mbps > 0 ? 0.75 * p->took_mbps + 0.25 * s->took_mbps : s->took_mbps;
+	d = judge(p, &clamped);
+	p->restored_last_op = d == OR_PACE_RESTORE;
+	/*
+	 * A jump is not the usual level, unless the cut before it did not lower it: loss
+	 * that does not fall with the rate is the link's (a lossy link, or a new level of
+	 * it).  Loss we cause falls when we cut; folding it in would make it "usual" within a
+	 * few operations and stop the backoffs.
+	 */
+	if (d == OR_PACE_BACKOFF) {
+		if (p->last_cut_loss > 0 && loss >= 0.8 * p->last_cut_loss)
+			p->loss_avg += 0.125 * (loss - p->loss_avg);
+		p->last_cut_loss = loss;
+	} else if (d != OR_PACE_LEARN) {
+		p->loss_avg += 0.125 * (loss - p->loss_avg);
+		p->last_cut_loss = 0;
+	}
+	if (p->rate_mbps < OR_PACE_MIN_MBPS)
+		p->rate_mbps = OR_PACE_MIN_MBPS;
+	if (p->rate_mbps > OR_PACE_MAX_MBPS)
+		p->rate_mbps = OR_PACE_MAX_MBPS;
+	return d;
+}

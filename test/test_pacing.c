@@ -1,0 +1,191 @@
+/*
+ * Unit test of the adaptive sending rate (lib/pacing.c) on synthetic runs of
+ * operations: a lossy link's usual loss, a burst of cross traffic, a link that
+ * refuses sends, deadline cuts, the bounds.  Exit 0 when all pass, 1 otherwise.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "../lib/pacing.h"
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                           \
+	do {                                                                                       \
+		int ok_ = !!(cond);                                                                \
+		printf("%s: ", ok_ ? "ok  " : "FAIL");                                             \
+		printf(__VA_ARGS__);                                                               \
+		printf("\n");                                                                      \
+		if (!ok_) {                                                                        \
+			printf("      at %s:%d: %s\n", __FILE__, __LINE__, #cond);                 \
+			failures++;                                                                \
+		}                                                                                  \
+	} while (0)
+
+static enum or_pace_decision op(struct or_pacer *p, double loss, int link_bound, int hit)
+{
+	struct or_pace_sample s = {
+	    .loss = loss, .took_mbps = 0, .link_bound = link_bound, .hit = hit};
+	return or_pacer_update(p, &s);
+}
+
+/* A pacer past its warm-up on a clean network, at rate r. */
+static struct or_pacer learnt(double r)
+{
+	struct or_pacer p;
+
+	or_pacer_init(&p, r);
+	for (int i = 0; i < OR_PACE_WARMUP; i++)
+		op(&p, 0, 1, 0);
+	return p;
+}
+
+static void test_names(void)
+{
+	CHECK(strcmp(or_pace_decision_name(OR_PACE_RESTORE), "restore") == 0, "decision names");
+	CHECK(strcmp(or_pace_decision_name(OR_PACE_DECISION_COUNT), "unknown") == 0,
+	      "out-of-range decision is \"unknown\"");
+}
+
+/* 1% random loss on every operation is the link's usual level: the rate never falls. */
+static void test_random_loss_is_usual(void)
+{
+	struct or_pacer p;
+	int backoffs = 0;
+
+	or_pacer_init(&p, 200);
+	for (int i = 0; i < 200; i++)
+		backoffs += op(&p, 0.01, 0, 0) == OR_PACE_BACKOFF;
+	CHECK(backoffs == 0 && p.rate_mbps >= 200, "1%% loss every op: %d backoffs, rate %.0f",
+	      backoffs, p.rate_mbps);
+	CHECK(fabs(p.loss_avg - 0.01) < 1e-9, "usual loss learnt: %.4f", p.loss_avg);
+}
+
+/* Heavy loss while learning (no usual level yet) still cuts. */
+static void test_learning_cuts_heavy_loss(void)
+{
+	struct or_pacer p;
+
+	or_pacer_init(&p, 400);
+	CHECK(op(&p, 0.2, 0, 0) == OR_PACE_LEARN && fabs(p.rate_mbps - 340) < 1e-9,
+	      "20%% loss while learning: 400 -> %.0f", p.rate_mbps);
+}
+
+/*
+ * A burst of cross traffic: three lossy operations cut 15% each; the first clean one
+ * returns to the rate before the burst, not 5% at a time (twenty operations).
+ */
+static void test_burst_restores(void)
+{
+	struct or_pacer p = learnt(200);
+	double before = p.rate_mbps;
+
+	for (int i = 0; i < 3; i++)
+		CHECK(op(&p, 0.05, 0, 0) == OR_PACE_BACKOFF, "burst op %d backs off: %.1f", i,
+		      p.rate_mbps);
+	CHECK(fabs(p.rate_mbps - before * pow(0.85, 3)) < 1e-6, "three backoffs: %.1f",
+	      p.rate_mbps);
+	CHECK(op(&p, 0, 0, 0) == OR_PACE_RESTORE && p.rate_mbps == before,
+	      "first clean op restores %.1f (was %.1f before the burst)", p.rate_mbps, before);
+	CHECK(op(&p, 0, 0, 0) == OR_PACE_PROBE && fabs(p.rate_mbps - before * 1.05) < 1e-6,
+	      "then probes 5%%: %.1f", p.rate_mbps);
+}
+
+/*
+ * A network that really got slower (capacity 120): what exceeds it is lost.  The restore
+ * meets loss at once, so the pacer climbs 5% at a time after it and settles near 120
+ * instead of restoring 200 again and again, and that loss never becomes "usual".
+ */
+static void test_slower_network_settles(void)
+{
+	struct or_pacer p = learnt(200);
+	int i, restores = 0, lossy = 0;
+
+	for (i = 0; i < 60; i++) {
+		double loss = p.rate_mbps > 120 ? 1.0 - 120 / p.rate_mbps : 0;
+		restores += op(&p, loss, 0, 0) == OR_PACE_RESTORE;
+		lossy += i >= 30 && loss > 0;
+	}
+	CHECK(restores == 1, "one restore, then none: %d", restores);
+	CHECK(p.rate_mbps <= 126 && p.rate_mbps >= 0.85 * 120,
+	      "settles near the new capacity 120: %.1f", p.rate_mbps);
+	CHECK(lossy <= 8, "at most one lossy op in four over the last 30: %d", lossy);
+	CHECK(p.loss_avg < 0.005, "its own loss is not usual: %.4f", p.loss_avg);
+}
+
+/* A lossy link gets lossier (1% -> 3%, whatever the rate): the new level is learnt. */
+static void test_new_loss_level_learnt(void)
+{
+	struct or_pacer p;
+	int i;
+
+	or_pacer_init(&p, 200);
+	for (i = 0; i < 20; i++)
+		op(&p, 0.01, 0, 0);
+	for (i = 0; i < 60; i++)
+		op(&p, 0.03, 0, 0);
+	CHECK(fabs(p.loss_avg - 0.03) < 0.005, "usual loss now %.4f", p.loss_avg);
+	CHECK(p.rate_mbps >= 100, "rate not driven down for good: %.1f", p.rate_mbps);
+}
+
+/* Deadline cuts hold the rate: their loss is the deadline's. */
+static void test_cut_holds(void)
+{
+	struct or_pacer p = learnt(200);
+	double r = p.rate_mbps;
+
+	CHECK(op(&p, 0.3, 0, 1) == OR_PACE_HOLD_CUT && p.rate_mbps == r,
+	      "30%% loss cut by a deadline: hold at %.0f", p.rate_mbps);
+}
+
+/* A link that refuses sends paces us: no probing past it, and backoffs start at what it took. */
+static void test_link_bound(void)
+{
+	struct or_pacer p = learnt(400);
+	struct or_pace_sample s = {.loss = 0, .took_mbps = 190, .link_bound = 1, .hit = 0};
+
+	CHECK(or_pacer_update(&p, &s) == OR_PACE_HOLD_LINK && p.rate_mbps == 400,
+	      "refused sends: hold at %.0f", p.rate_mbps);
+	s.loss = 0.05;
+	CHECK(or_pacer_update(&p, &s) == OR_PACE_BACKOFF && p.rate_mbps < 0.85 * 200,
+	      "loss while link bound cuts from what the link took: %.1f", p.rate_mbps);
+	CHECK(op(&p, 0, 0, 0) == OR_PACE_RESTORE && p.rate_mbps == 400,
+	      "and the next clean op restores the nominal rate: %.0f", p.rate_mbps);
+}
+
+/* Bounds, and inputs outside [0, 1] are clamped. */
+static void test_bounds(void)
+{
+	struct or_pacer p = learnt(OR_PACE_MIN_MBPS + 1);
+	int i;
+
+	op(&p, 1.0, 0, 0);
+	CHECK(p.rate_mbps == OR_PACE_MIN_MBPS, "floor: %.0f", p.rate_mbps);
+	for (i = 0; i < 50; i++)
+		op(&p, 1.0, 0, 0);
+	CHECK(p.rate_mbps >= OR_PACE_MIN_MBPS, "total loss for 50 ops: %.0f", p.rate_mbps);
+	p = learnt(OR_PACE_MAX_MBPS);
+	op(&p, 0, 0, 0);
+	CHECK(p.rate_mbps == OR_PACE_MAX_MBPS, "ceiling: %.0f", p.rate_mbps);
+	p = learnt(200);
+	op(&p, -5, 0, 0);
+	op(&p, 7, 0, 0);
+	CHECK(p.loss_avg >= 0 && p.loss_avg <= 1, "loss outside [0,1] clamped: usual %.3f",
+	      p.loss_avg);
+}
+
+int main(void)
+{
+	test_names();
+	test_random_loss_is_usual();
+	test_learning_cuts_heavy_loss();
+	test_burst_restores();
+	test_slower_network_settles();
+	test_new_loss_level_learnt();
+	test_cut_holds();
+	test_link_bound();
+	test_bounds();
+	printf("%s\n", failures ? "FAIL" : "PASS");
+	return failures ? 1 : 0;
+}
