@@ -30,11 +30,10 @@ void or_pacer_init(struct or_pacer *p, double initial_mbps)
  */
 static enum or_pace_decision clean(struct or_pacer *p)
 {
-	if (p->restore_off && ++p->clean_run >= OR_PACE_REARM_OPS)
-		p->restore_off = 0;
 	if (p->cut_last_op) {
 		p->cut_last_op = 0;
-		if (!p->restore_off && p->rate_mbps < p->rate_before_cut) {
+		if (p->rate_mbps < p->rate_before_cut) {
+			p->restored_from = p->rate_mbps;
 			p->rate_mbps = p->rate_before_cut;
 			return OR_PACE_RESTORE;
 		}
@@ -66,16 +65,15 @@ static enum or_pace_decision judge(struct or_pacer *p, const struct or_pace_samp
 	}
 	if (s->loss > 2.0 * p->loss_avg + 0.005) {
 		/*
-		 * Loss right after a restore says the old rate is too much now: climb back
-		 * slowly until a clean stretch shows the network is back.  Restoring again
-		 * would make every other operation lossy, and loss that frequent becomes the
-		 * usual level, which stops the backoffs altogether.
+		 * Loss right after a restore says the old rate may be too much now: the next
+		 * restore aims halfway between it and where the cuts had ended.  A network
+		 * that really got slower is found in a few halvings; cross traffic that came
+		 * back costs one smaller step.
 		 */
 		if (p->restored_last_op)
-			p->restore_off = 1;
-		p->clean_run = 0;
-		if (!p->cut_last_op)
-			p->rate_before_cut = p->rate_mbps;
+			p->rate_before_cut = (p->rate_before_cut + p->restored_from) / 2.0;
+		else if (!p->cut_last_op)
+			p->rate_before_cut = p->good_mbps > 0 ? p->good_mbps : p->rate_mbps;
 		p->cut_last_op = 1;
 		/* From what the link took, if that is lower: a nominal rate far above it would
 		 * take many backoffs to bite. */
@@ -89,8 +87,13 @@ static enum or_pace_decision judge(struct or_pacer *p, const struct or_pace_samp
 		 * The local link (or its rate limiter) paces us, and probing higher means
 		 * nothing.  Not down to what it took either: refusals are the cheapest pacing
 		 * there is, and a rank descheduled on a busy host needs the headroom to refill
-		 * its socket at once.
+		 * its socket at once.  For the same reason a clean operation after backoffs
+		 * restores even when the link refused sends: holding the cut rate left this
+		 * rank sending at 160 Mbit/s on a 200 Mbit/s link once the cross traffic had
+		 * gone, and everybody waited for it.
 		 */
+		if (p->cut_last_op && s->loss <= p->loss_avg + 0.002)
+			return clean(p);
 		return OR_PACE_HOLD_LINK;
 	}
 	if (s->loss <= p->loss_avg + 0.002)
@@ -101,6 +104,7 @@ static enum or_pace_decision judge(struct or_pacer *p, const struct or_pace_samp
 enum or_pace_decision or_pacer_update(struct or_pacer *p, const struct or_pace_sample *s)
 {
 	enum or_pace_decision d;
+	double used;
 	double loss = s->loss < 0 ? 0 : s->loss > 1 ? 1 : s->loss;
 	struct or_pace_sample clamped = *s;
 
@@ -108,8 +112,14 @@ enum or_pace_decision or_pacer_update(struct or_pacer *p, const struct or_pace_s
 	if (s->link_bound && s->took_mbps > 0)
 		p->took_mbps =
 		    p->took_mbps > 0 ? 0.75 * p->took_mbps + 0.25 * s->took_mbps : s->took_mbps;
+	used = p->rate_mbps;
 	d = judge(p, &clamped);
 	p->restored_last_op = d == OR_PACE_RESTORE;
+	/* A run of backoffs aims back at the last rate that was clean, not at the probe that
+	 * found the loss. */
+	if (d == OR_PACE_PROBE || d == OR_PACE_RESTORE || d == OR_PACE_HOLD_LINK ||
+	    (d == OR_PACE_LEARN && loss <= 0.05))
+		p->good_mbps = used;
 	/*
 	 * A jump is not the usual level, unless the cut before it did not lower it: loss
 	 * that does not fall with the rate is the link's (a lossy link, or a new level of

@@ -19,8 +19,6 @@
 #define OR_PACE_MAX_MBPS 100000.0
 /* Operations whose loss is averaged before the pacer judges a jump: the usual level first. */
 #define OR_PACE_WARMUP 4
-/* Clean operations in a row after a failed restore before restoring is tried again. */
-#define OR_PACE_REARM_OPS 8
 
 #define OR_PACE_DECISION_MAP(X)                                                                    \
 	X(LEARN, "learn")       /* learning the usual loss (cut only on loss above 5%) */          \
@@ -46,11 +44,11 @@ struct or_pacer {
 	double loss_avg;        /* the usual loss, a fraction */
 	unsigned loss_ops;      /* operations in loss_avg while learning, up to OR_PACE_WARMUP */
 	double took_mbps;       /* EWMA of what the endpoint took while refusing more; 0 = none */
-	double rate_before_cut; /* the rate before the last run of backoffs; 0 = none yet */
+	double rate_before_cut; /* what the next restore returns to; 0 = none yet */
 	int cut_last_op;        /* the last judged operation backed off */
 	int restored_last_op;   /* the last operation restored rate_before_cut */
-	int restore_off;        /* a restore met loss: probe 5% until OR_PACE_REARM_OPS clean */
-	unsigned clean_run;     /* clean operations since the last backoff */
+	double restored_from;   /* the rate the last restore started from */
+	double good_mbps;       /* the rate of the last clean operation; 0 = none yet */
 	double last_cut_loss;   /* loss of the last operation if it backed off, else 0 */
 };
 
