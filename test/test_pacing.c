@@ -9,19 +9,7 @@
 
 #include "../lib/pacing.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		int ok_ = !!(cond);                                                                \
-		printf("%s: ", ok_ ? "ok  " : "FAIL");                                             \
-		printf(__VA_ARGS__);                                                               \
-		printf("\n");                                                                      \
-		if (!ok_) {                                                                        \
-			printf("      at %s:%d: %s\n", __FILE__, __LINE__, #cond);                 \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
+#include "check.h"
 
 static enum or_pace_decision op(struct or_pacer *p, double loss, int link_bound, int hit)
 {
@@ -193,6 +181,6 @@ int main(void)
 	test_cut_holds();
 	test_link_bound();
 	test_bounds();
-	printf("%s\n", failures ? "FAIL" : "PASS");
-	return failures ? 1 : 0;
+	printf("%s\n", check_failures ? "FAIL" : "PASS");
+	return check_failures ? 1 : 0;
 }

@@ -13,19 +13,7 @@
 
 _Static_assert(OR_TMO_EINVAL == -OPTIREDUCE_EINVAL, "timeout.h EINVAL out of step");
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-	do {                                                                                       \
-		int ok_ = !!(cond);                                                                \
-		printf("%s: ", ok_ ? "ok  " : "FAIL");                                             \
-		printf(__VA_ARGS__);                                                               \
-		printf("\n");                                                                      \
-		if (!ok_) {                                                                        \
-			printf("      at %s:%d: %s\n", __FILE__, __LINE__, #cond);                 \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
+#include "check.h"
 
 #define KB 1024u
 #define SZ (64 * KB) /* the size class most tests use */
@@ -866,6 +854,6 @@ int main(void)
 	test_extremes();
 	test_consensus();
 	test_incast();
-	printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
-	return failures ? 1 : 0;
+	printf("%s: %d failure(s)\n", check_failures ? "FAIL" : "PASS", check_failures);
+	return check_failures ? 1 : 0;
 }
