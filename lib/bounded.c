@@ -17,8 +17,8 @@
 
 #include "bounded.h"
 #include "hadamard.h"
-#include "pacing.h"
 #include "internal.h"
+#include "pacing.h"
 #include "reduce.h"
 #include "timeout.h"
 #include "../ofi/wire.h"
@@ -171,7 +171,7 @@ struct or_bounded {
 	double own_loss;         /* loss this rank saw in its last operation, reported in headers */
 	int blocked;             /* the last send found the endpoint full */
 	double blocked_until_us; /* no send is tried before this after a refusal */
-	double share;            /* of rate_mbps the current incast group may use, see pump() */
+	double share; /* of pace.rate_mbps the current incast group may use, see pump() */
 	uint64_t inject_state;
 	struct or_tmo tmo;
 	uint32_t *tmo_store;
@@ -1630,7 +1630,8 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 	 */
 	if (op->nphases && op->ph[0].begun && !skip_sample) {
 		/* The controller's loss signal (incast, backoff) is loss above the usual level,
-		 * for the same reason as pacing's below. */
+		 * for the same reason as pacing's (pacing.h): a lossy link's random loss is not
+		 * congestion. */
 		double excess = b->own_loss - b->pace.loss_avg;
 		/* Until pacing has learnt the usual level, a lossy link's loss reads as excess.
 		 * And in a small operation one packet is a percent: noise, not congestion. */
@@ -1640,12 +1641,8 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 		or_tmo_complete(&b->tmo, op->user_count * optireduce_dtype_size(op->user_dtype),
 		                (uint64_t)longest, hit, excess > 0 ? excess : 0);
 	}
-	/*
-	 * Pacing: back off when the loss peers report jumps above the network's usual loss
-	 * (our own bursts overflowing a queue), probe upward when it is at the usual level.
-	 * Random loss that does not depend on the rate (a lossy link) must not drive the
-	 * rate to the floor: it is in loss_avg, so it does not count as a jump.
-	 */
+	/* Pacing judges the worse of the loss this rank saw and the loss its peers reported
+	 * (what our sends cost them); the rules are in pacing.c. */
 	if (param_d(b, OR_P_PACING_RATE) <= 0 && !skip_sample) {
 		struct or_pace_sample ps = {
 		    .loss = b->peer_loss > b->own_loss ? b->peer_loss : b->own_loss,

@@ -24,9 +24,9 @@ void or_pacer_init(struct or_pacer *p, double initial_mbps)
  * 5% per operation took twenty operations (six seconds at 4 MiB), slower than every
  * operation the cross traffic had cut, and halfway per operation still spent half the time
  * at two thirds of the link.  So the first clean operation after a run of backoffs returns
- * to the rate before that run; if the network really got slower, the loss that follows
- * starts the next run and aims 15% lower.  Past it, 5% per clean operation: faster probing
- * overflowed receivers on unlimited links.
+ * to the last clean rate before that run (judge() lowers the target when a restore meets
+ * loss at once).  Past it, 5% per clean operation: faster probing overflowed receivers on
+ * unlimited links.
  */
 static enum or_pace_decision clean(struct or_pacer *p)
 {
@@ -44,6 +44,8 @@ static enum or_pace_decision clean(struct or_pacer *p)
 
 static enum or_pace_decision judge(struct or_pacer *p, const struct or_pace_sample *s)
 {
+	int at_usual_level = s->loss <= p->loss_avg + 0.002;
+
 	if (p->loss_ops < OR_PACE_WARMUP) {
 		/*
 		 * No usual level yet: 1% random loss on a lossy link would read as a jump from
@@ -92,11 +94,11 @@ static enum or_pace_decision judge(struct or_pacer *p, const struct or_pace_samp
 		 * rank sending at 160 Mbit/s on a 200 Mbit/s link once the cross traffic had
 		 * gone, and everybody waited for it.
 		 */
-		if (p->cut_last_op && s->loss <= p->loss_avg + 0.002)
+		if (p->cut_last_op && at_usual_level)
 			return clean(p);
 		return OR_PACE_HOLD_LINK;
 	}
-	if (s->loss <= p->loss_avg + 0.002)
+	if (at_usual_level)
 		return clean(p);
 	return OR_PACE_HOLD;
 }

@@ -45,7 +45,7 @@ struct or_pacer {
 	unsigned loss_ops;      /* operations in loss_avg while learning, up to OR_PACE_WARMUP */
 	double took_mbps;       /* EWMA of what the endpoint took while refusing more; 0 = none */
 	double rate_before_cut; /* what the next restore returns to; 0 = none yet */
-	int cut_last_op;        /* the last judged operation backed off */
+	int cut_last_op;        /* a run of backoffs that no clean operation has ended yet */
 	int restored_last_op;   /* the last operation restored rate_before_cut */
 	double restored_from;   /* the rate the last restore started from */
 	double good_mbps;       /* the rate of the last clean operation; 0 = none yet */
