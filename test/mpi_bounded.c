@@ -73,7 +73,7 @@ static void test_clean(optireduce_comm_t *comm, size_t count, int strict)
 	 * Small messages must arrive whole; a large one may still meet real socket loss on
 	 * this host (see the note at the call), but then it must say so. */
 	lost_any = st.elements_received[0] < st.elements_expected[0] ||
-		   st.elements_received[1] < st.elements_expected[1];
+	           st.elements_received[1] < st.elements_expected[1];
 	/* A peer's loss shows in this rank's result through the shard that peer reduced. */
 	MPI_Allreduce(MPI_IN_PLACE, &lost_any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	if (maxerr > 1e-4 * nranks && !(strict == 0 && lost_any))
@@ -91,8 +91,9 @@ static void test_clean(optireduce_comm_t *comm, size_t count, int strict)
 		       count, maxerr, (unsigned long long)st.contributions_missing,
 		       (unsigned long long)st.contributions_expected,
 		       (unsigned long long)st.elements_received[0],
-		       (unsigned long long)st.elements_expected[0], st.phase_end[0], st.phase_end[1],
-		       (unsigned long long)st.packets_sent, (unsigned long long)st.packets_received,
+		       (unsigned long long)st.elements_expected[0], st.phase_end[0],
+		       st.phase_end[1], (unsigned long long)st.packets_sent,
+		       (unsigned long long)st.packets_received,
 		       (unsigned long long)st.packets_invalid, (unsigned long long)st.packets_stale,
 		       (unsigned long long)st.packets_duplicate,
 		       (unsigned long long)st.packets_parked);
@@ -167,7 +168,7 @@ static double ring_theory(double p, int n, size_t count)
 
 /* p_net: loss the network itself adds (the emulated cloud's iptables rule), 0 on a host. */
 static void test_loss(optireduce_comm_t *comm, size_t count, double p_inject, double p_net,
-		      int trials)
+                      int trials)
 {
 	double p = p_inject + p_net - p_inject * p_net;
 	int hard = 0;
@@ -189,15 +190,15 @@ static void test_loss(optireduce_comm_t *comm, size_t count, double p_inject, do
 		/* A rank outside the library drains nothing: keep skew below a socket buffer. */
 		MPI_Barrier(MPI_COMM_WORLD);
 		ret = optireduce_allreduce(comm, s, r, count, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM,
-					   &st);
+		                           &st);
 		if (ret) {
 			FAIL("loss %g: %s\n", p, optireduce_strerror(ret));
 			break;
 		}
 		hard += st.phase_end[0] == OPTIREDUCE_PHASE_HARD_BOUND ||
-			st.phase_end[1] == OPTIREDUCE_PHASE_HARD_BOUND;
+		        st.phase_end[1] == OPTIREDUCE_PHASE_HARD_BOUND;
 		lost += (double)(st.elements_expected[0] - st.elements_received[0]) +
-			(double)(st.elements_expected[1] - st.elements_received[1]);
+		        (double)(st.elements_expected[1] - st.elements_received[1]);
 		expected += (double)(st.elements_expected[0] + st.elements_expected[1]);
 		lost2 += (double)(st.elements_expected[1] - st.elements_received[1]);
 		expected2 += (double)st.elements_expected[1];
@@ -242,7 +243,8 @@ static void test_loss(optireduce_comm_t *comm, size_t count, double p_inject, do
 		if (seen < 0.7 * p - 0.002 || (p_net > 0 && seen > 3 * p + 0.005))
 			FAIL("loss %g: observed %g\n", p, seen);
 		if (ring && (nmse > theory * 1.3 + 0.01 || nmse < 0.1 * p))
-			fprintf(stderr, "rank %d: loss %g: nmse %g, theory %g\n", rank, p, nmse, theory);
+			fprintf(stderr, "rank %d: loss %g: nmse %g, theory %g\n", rank, p, nmse,
+			        theory);
 		if (nmse > theory * 1.3 + 0.01 || nmse < 0.1 * p)
 			FAIL("loss %g: nmse %g outside [%g, %g]\n", p, nmse, 0.1 * p,
 			     theory * 1.3 + 0.01);
@@ -293,9 +295,7 @@ int main(int argc, char **argv)
 			net_loss = atof(argv[++i]);
 	}
 
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+	mpi_world(&argc, &argv, 1);
 	comm = bounded_world(&ctx, NULL);
 	if (ring)
 		set(comm, "algorithm", "ring");

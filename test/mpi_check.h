@@ -1,7 +1,8 @@
 /*
  * Shared by the bounded-mode MPI tests (mpi_bounded, mpi_hostile, mpi_straggler,
  * mpi_slow_sender): the failure counter every rank keeps, the deterministic inputs whose
- * exact sums the tests compare against, and the bounded communicator they run on.
+ * exact sums the tests compare against, MPI start-up, and the bounded communicator they
+ * run on.
  * Included once per test program, after <mpi.h> and "optireduce_mpi.h".
  */
 #ifndef OR_TEST_MPI_CHECK_H
@@ -30,6 +31,20 @@ static float input(int r, size_t i, int trial)
 	z *= 0xd6e8feb86659fd93ull;
 	z ^= z >> 32;
 	return (float)((double)(z & 0xffffff) / (double)0x1000000 - 0.5);
+}
+
+/* MPI_Init, rank and nranks; with fewer than min_ranks ranks the test is skipped (exit 77). */
+static void mpi_world(int *argc, char ***argv, int min_ranks)
+{
+	MPI_Init(argc, argv);
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+	if (nranks < min_ranks) {
+		if (rank == 0)
+			printf("needs at least %d ranks: skip\n", min_ranks);
+		MPI_Finalize();
+		exit(77);
+	}
 }
 
 /*

@@ -77,7 +77,6 @@
 
 #include "mpi_check.h"
 
-
 /* Not a multiple of the block: the last block is padded, as users' buffers are. */
 static size_t op_count(void)
 {
@@ -579,9 +578,7 @@ int main(int argc, char **argv)
 	char buf[32];
 
 	alarm(120); /* a hang is a failure, not a stuck make check */
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+	mpi_world(&argc, &argv, 1);
 	comm = bounded_world(&ctx, "1024");
 	/* Fixed layout, so the test can build byte-exact copies of the peers' packets; a fixed
 	 * generous deadline, so that phases end because the data arrived. */

@@ -67,15 +67,7 @@ int main(int argc, char **argv)
 	float *buf;
 	int total, ok = 0;
 
-	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-	if (nranks < 3) {
-		if (rank == 0)
-			printf("needs 3 ranks: skip\n");
-		MPI_Finalize();
-		return 77;
-	}
+	mpi_world(&argc, &argv, 3);
 	if (rank == SLOW)
 		setenv("OPTIREDUCE_PACING_RATE", "4", 1);
 	comm = bounded_world(&ctx, NULL);

@@ -370,16 +370,8 @@ int main(int argc, char **argv)
 	int total, ret, trial = 0;
 
 	alarm(120); /* a hang is a failure */
-	MPI_Init(&argc, &argv);
+	mpi_world(&argc, &argv, 3);
 	strict_counters = argc > 1 && strcmp(argv[1], "--strict-counters") == 0;
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-	if (nranks < 3) {
-		if (rank == 0)
-			printf("needs at least 3 ranks: skip\n");
-		MPI_Finalize();
-		return 77;
-	}
 	comm = bounded_world(&ctx, "1024");
 	s = malloc(op_count() * sizeof(float));
 	r = malloc(op_count() * sizeof(float));
