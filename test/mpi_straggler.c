@@ -25,8 +25,8 @@
  *       for a second deadline);
  *     - hold the predicted values.
  *     The straggler finds every peer's packets waiting (parked) and must finish in less than
- *     half a deadline with nothing missing, both phases ending because all data arrived, and
- *     hold the predicted values (shard s exact).
+ *     one deadline (it waits for none) with nothing missing, both phases ending because all data
+ * arrived, and hold the predicted values (shard s exact).
  *  3. absent: on a second communicator, rank N-1 never calls the operation.  This is the
  *     communicator's first operation, so there is no t_C to judge absence by: the others must
  *     return after d0 and before d0 + d1, phase 1 at the deadline and phase 2 by early
@@ -41,8 +41,8 @@
  *   mpi_straggler [--strict-counters]
  *
  * --strict-counters also requires the straggler's status to count the packets it found
- * parked (packets_parked > 0).  It does not today: or_bounded_op_start (lib/bounded.c) zeroes
- * the counters after the first poll has parked them, so this mode is in XFAIL_TESTS.
+ * parked (packets_parked > 0); it began as the reproducer of a bug, since fixed, in which
+ * the counters were zeroed after the first poll had parked them.
  */
 #include <math.h>
 #include <signal.h>
@@ -221,6 +221,12 @@ static int run_straggler(optireduce_comm_t *comm, float *s, float *r, int trial,
 		exact_s = g1 == e1;
 		if (!disturbed && st.phase_end[0] == OPTIREDUCE_PHASE_HARD_BOUND)
 			disturbed = 2;
+		/* Likewise phase 2 at the bound without the straggler's shard: the absent-sender
+		 * rule would have closed it early, unless this rank was descheduled past the
+		 * deadline (seen once under a parallel make check).  Broken logic fails every
+		 * attempt, and the last one is judged below. */
+		if (!disturbed && !exact_s && st.phase_end[1] == OPTIREDUCE_PHASE_HARD_BOUND)
+			disturbed = 2;
 	}
 	err = max_error(r, trial, STRAGGLER, exact_s);
 	snprintf(what, sizeof(what), "straggler trial %d%s", trial,
@@ -230,7 +236,7 @@ static int run_straggler(optireduce_comm_t *comm, float *s, float *r, int trial,
 	if (disturbed && !final) {
 		if (rank == 0)
 			printf("straggler trial %d: %s; run again\n", trial,
-			       disturbed == 2 ? "a rank ran into phase 1's deadline"
+			       disturbed == 2 ? "a rank ran into a deadline"
 			                      : "loss beyond the straggler's");
 		return 1;
 	}
@@ -256,7 +262,8 @@ static int run_straggler(optireduce_comm_t *comm, float *s, float *r, int trial,
 		CHECK(!strict_counters || st.packets_parked > 0,
 		      "%s: straggler reports %llu packets parked\n", what,
 		      (unsigned long long)st.packets_parked);
-		CHECK(wall < 0.5 * (double)st.deadline_us[0],
+		/* Quick = it waited for no deadline: all its data was parked. */
+		CHECK(wall < (double)st.deadline_us[0],
 		      "%s: straggler took %.0f us, deadline %llu us\n", what, wall,
 		      (unsigned long long)st.deadline_us[0]);
 	} else {

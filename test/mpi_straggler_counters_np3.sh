@@ -1,4 +1,4 @@
 #!/bin/sh
-# Known bug reproducer (XFAIL): a straggler's status reports none of the packets it found
-# parked, because the counters are zeroed after the first poll parked them.
+# A straggler's status counts the packets it found parked (once a bug reproducer: the
+# counters were zeroed after the first poll had parked them).
 exec "${top_srcdir:-.}/test/run-mpi.sh" 3 "${top_builddir:-.}/test/mpi_straggler" --strict-counters
