@@ -10,8 +10,9 @@
  *          reported loss matches p; over T trials the mean error of every
  *          element is statistically zero (|mean| < 5 standard errors, where
  *          the standard error comes from the sample itself), and the
- *          normalized mean squared error is about p/(1-p) * (N-1)/N... see
- *          check_mse for the bound used.
+ *          normalized mean squared error follows the loss seen (test_loss
+ *          states the bound).  A run in which a loaded host dropped far more
+ *          than was injected is repeated, at most 3 runs, the last judged.
  *  fallback: int32 SUM and float MAX run exact on a bounded communicator.
  *
  * With "ring" the same cases run the bounded ring (algorithm=ring) and the
@@ -166,9 +167,15 @@ static double ring_theory(double p, int n, size_t count)
 	return (1 + e) * m - 1;
 }
 
-/* p_net: loss the network itself adds (the emulated cloud's iptables rule), 0 on a host. */
-static void test_loss(optireduce_comm_t *comm, size_t count, double p_inject, double p_net,
-                      int trials)
+/*
+ * p_net: loss the network itself adds (the emulated cloud's iptables rule), 0 on a host.
+ * Returns 1 when a run on a host saw much more loss than was injected, and final is 0:
+ * the extra is a receiver descheduled under a parallel make check until its socket
+ * overflowed, in bursts (whole runs of packets, some blocks falling back), which the
+ * independent-loss theory does not describe.  Such a run is not judged but repeated.
+ */
+static int test_loss(optireduce_comm_t *comm, size_t count, double p_inject, double p_net,
+                     int trials, int final)
 {
 	double p = p_inject + p_net - p_inject * p_net;
 	int hard = 0;
@@ -178,6 +185,7 @@ static void test_loss(optireduce_comm_t *comm, size_t count, double p_inject, do
 	double err2 = 0, norm2 = 0, lost = 0, expected = 0, lost2 = 0, expected2 = 0;
 	char buf[32];
 	size_t biased = 0;
+	int disturbed = 0;
 
 	snprintf(buf, sizeof(buf), "%g", p_inject);
 	set(comm, "inject_loss", buf);
@@ -228,6 +236,14 @@ static void test_loss(optireduce_comm_t *comm, size_t count, double p_inject, do
 			       "%zu of %zu elements outside 5 s.e., %d hard bounds, %.1f ms/op\n",
 			       p, seen, nmse, theory, p / (1 - p), biased, count, hard,
 			       (MPI_Wtime() - t0) * 1e3 / trials);
+		disturbed = p_net == 0 && seen > 1.5 * p + 0.002;
+		if (disturbed && !final) {
+			if (rank == 0)
+				printf(
+				    "loss %.2f: %.4f lost, beyond what was injected: run again\n",
+				    p, seen);
+			goto out;
+		}
 		/* Injected loss is a floor (LAST packets are never dropped; a loaded host adds
 		 * socket loss on top), and the error must follow the loss actually seen.  Network
 		 * loss is random, and on the emulated cloud a packet meets the rule on the way out
@@ -252,11 +268,22 @@ static void test_loss(optireduce_comm_t *comm, size_t count, double p_inject, do
 		if (biased > count / 1000 + 2)
 			FAIL("loss %g: %zu elements look biased\n", p, biased);
 	}
+out:
 	set(comm, "inject_loss", "0");
 	free(s);
 	free(r);
 	free(mean);
 	free(m2);
+	return disturbed;
+}
+
+/* test_loss, repeated (at most 3 runs) while a loaded host adds loss of its own. */
+static void loss_case(optireduce_comm_t *comm, size_t count, double p_inject, double p_net,
+                      int trials)
+{
+	for (int attempt = 1; attempt <= 3; attempt++)
+		if (!test_loss(comm, count, p_inject, p_net, trials, attempt == 3))
+			return;
 }
 
 static void test_fallback(optireduce_comm_t *comm)
@@ -304,8 +331,8 @@ int main(int argc, char **argv)
 		 * short next to the ~10 ms an operation takes on the emulated cloud. */
 		set(comm, "timeout_us", "100000");
 		test_fallback(comm);
-		test_loss(comm, 16384, 0, net_loss, 100);
-		test_loss(comm, 16384, 0.05, net_loss, 40);
+		loss_case(comm, 16384, 0, net_loss, 100);
+		loss_case(comm, 16384, 0.05, net_loss, 40);
 		goto done;
 	}
 	/* Deterministic phases for the statistics: a fixed generous deadline. */
@@ -316,9 +343,9 @@ int main(int argc, char **argv)
 	 * while a rank is descheduled or has not entered the operation yet. */
 	test_clean(comm, 100003, 1);
 	test_fallback(comm);
-	test_loss(comm, 16384, 0.01, 0, quick ? 50 : 200);
-	test_loss(comm, 16384, 0.05, 0, quick ? 30 : 100);
-	test_loss(comm, 16384, 0.20, 0, quick ? 30 : 100);
+	loss_case(comm, 16384, 0.01, 0, quick ? 50 : 200);
+	loss_case(comm, 16384, 0.05, 0, quick ? 30 : 100);
+	loss_case(comm, 16384, 0.20, 0, quick ? 30 : 100);
 done:
 	MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 	optireduce_comm_destroy(comm);
