@@ -1638,8 +1638,18 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 		if (b->pace.loss_ops < OR_PACE_WARMUP ||
 		    op->work_bytes < OR_LOSS_MIN_PKTS * b->payload)
 			excess = 0;
-		or_tmo_complete(&b->tmo, op->user_count * optireduce_dtype_size(op->user_dtype),
-		                (uint64_t)longest, hit, excess > 0 ? excess : 0);
+		size_t bytes = op->user_count * optireduce_dtype_size(op->user_dtype);
+		if (or_tmo_complete(&b->tmo, bytes, (uint64_t)longest, hit,
+		                    excess > 0 ? excess : 0) == OR_TMO_CALIBRATED) {
+			const struct or_tmo_decision *d;
+			or_tmo_deadline(&b->tmo, bytes);
+			d = or_tmo_last(&b->tmo);
+			or_log(OR_LOG_DEBUG,
+			       "size class %u calibrated: t_B %llu us over t_C0 %u us, deadline "
+			       "%llu us",
+			       d->size_class, (unsigned long long)d->t_b_us, d->t_c0_us,
+			       (unsigned long long)d->deadline_us);
+		}
 	}
 	/* Pacing judges the worse of the loss this rank saw and the loss its peers reported
 	 * (what our sends cost them); the rules are in pacing.c. */

@@ -51,7 +51,7 @@ void or_tmo_config_default(struct or_tmo_config *cfg)
 	cfg->early_fraction = 0.02;
 	/* A phase lasts t_C; a sender that has not begun by half as long again is not coming. */
 	cfg->absent_factor = 1.5;
-	/* TCP's smoothed-RTT weight: forgets a burst in about 8 operations. */
+	/* TCP's smoothed-RTT weight: a clean run undoes a backoff in about 8 operations. */
 	cfg->ewma_alpha = 0.125;
 	cfg->backoff = 1.5;
 	/* Healthy shared clouds lose 0.05-0.2% (DESIGN.md section 1); 1% means congestion. */
@@ -302,16 +302,6 @@ uint64_t or_tmo_deadline(struct or_tmo *t, size_t bytes)
 	return k->deadline;
 }
 
-static void ewma(struct or_tmo_class *k, double alpha, double sample)
-{
-	if (k->have_t_c)
-		k->t_c += alpha * (sample - k->t_c);
-	else
-		k->t_c = sample;
-	k->have_t_c = 1;
-	k->consensus_stale = 1;
-}
-
 static void sort_u32(uint32_t *a, uint32_t n)
 {
 	for (uint32_t i = 1; i < n; i++) {
@@ -321,6 +311,28 @@ static void sort_u32(uint32_t *a, uint32_t n)
 			a[j] = a[j - 1];
 		a[j] = v;
 	}
+}
+
+/* Median of n sorted values (the mean of the middle two when n is even); n > 0. */
+static double median_sorted(const uint32_t *a, uint32_t n)
+{
+	return ((double)a[(n - 1) / 2] + (double)a[n / 2]) / 2.0;
+}
+
+/* A clean completion: into the window, and t_C is the window's median. */
+static void track(struct or_tmo_class *k, uint32_t sample)
+{
+	uint32_t sorted[OR_TMO_WINDOW];
+
+	k->recent[k->recent_next] = sample;
+	k->recent_next = (k->recent_next + 1) % OR_TMO_WINDOW;
+	if (k->nrecent < OR_TMO_WINDOW)
+		k->nrecent++;
+	memcpy(sorted, k->recent, k->nrecent * sizeof(*sorted));
+	sort_u32(sorted, k->nrecent);
+	k->t_c = median_sorted(sorted, k->nrecent);
+	k->have_t_c = 1;
+	k->consensus_stale = 1;
 }
 
 static void finish_calibration(struct or_tmo *t, struct or_tmo_class *k)
@@ -337,13 +349,13 @@ static void finish_calibration(struct or_tmo *t, struct or_tmo_class *k)
 		idx = n - 1;
 	k->t_b = (double)k->calib[idx] * t->cfg.calib_margin;
 
-	k->t_c0 = ((double)k->calib[(n - 1) / 2] + (double)k->calib[n / 2]) / 2.0;
+	k->t_c0 = median_sorted(k->calib, n);
 	/* t_C0 divides every later deadline. */
 	if (k->t_c0 < 1.0)
 		k->t_c0 = 1.0;
 	/*
-	 * The EWMA so far started from whatever came first; the median of the
-	 * same samples t_B came from is the reference the ratio needs.
+	 * The window holds only the calibration samples that did not time out; the median
+	 * of all of them, the samples t_B came from, is the reference the ratio needs.
 	 */
 	k->t_c = k->t_c0;
 	k->have_t_c = 1;
@@ -366,18 +378,19 @@ static enum or_tmo_reason fold_sample(struct or_tmo *t, struct or_tmo_class *k, 
 			return OR_TMO_CALIBRATED;
 		}
 		if (!hit)
-			ewma(k, cfg->ewma_alpha, (double)sample);
+			track(k, sample);
 		return OR_TMO_CALIBRATING;
 	}
 
 	if (!hit) {
-		ewma(k, cfg->ewma_alpha, (double)sample);
+		track(k, sample);
 		k->backoff = 1.0 + (k->backoff - 1.0) * (1.0 - cfg->ewma_alpha);
+		k->cuts_in_row = 0;
 		return OR_TMO_TRACKED;
 	}
 
 	if (k->calibrated && !cfg->user_timeout_us && cfg->backoff > 1.0 &&
-	    loss > cfg->loss_threshold) {
+	    loss > cfg->loss_threshold && ++k->cuts_in_row >= OR_TMO_BACKOFF_CUTS) {
 		cons = k->consensus ? (double)k->consensus : k->t_c;
 		plain = k->t_b * cons / k->t_c0;
 		/* Beyond max_us more backoff changes nothing now and only slows recovery. */

@@ -19,24 +19,28 @@
  *  - t_B, the hard bound: the first calib_ops completions are recorded, then
  *    t_B = (nearest-rank calib_percentile of them) * calib_margin.  Until
  *    then the deadline is initial_us.  A user timeout replaces all of this.
- *  - t_C, the normal completion time: an EWMA over completions that did not
- *    hit the hard bound (a timed-out operation says only "at least this
- *    long", which would drag t_C toward the deadline it is meant to
- *    predict).  At the end of calibration t_C restarts from the median of
- *    the calibration samples, the reference t_C0 that t_B was measured
+ *  - t_C, the normal completion time: the median of the last OR_TMO_WINDOW
+ *    completions that did not hit the hard bound (a timed-out operation says
+ *    only "at least this long", which would drag t_C toward the deadline it
+ *    is meant to predict).  A median, not a mean: bursts of cross traffic
+ *    that slow fewer than half of the operations must not move the deadline
+ *    that is meant to cut them.  At the end of calibration t_C is the median
+ *    of the calibration samples, the reference t_C0 that t_B was measured
  *    against.
  *  - the consensus: the median of this rank's t_C and the latest t_C each
  *    peer advertised in its packet headers, so that one rank with a noisy
  *    view cannot set everybody's deadline.
  *  - the adaptive deadline: t_B * consensus / t_C0 * backoff, clamped to
  *    [min_us, max_us].  It shrinks as completions get faster and grows as
- *    they slow down.  backoff (>= 1) covers the case the EWMA cannot see: when
- *    the network slows past the deadline, every operation times out and t_C
- *    gets no samples, so each hard timeout with loss above loss_threshold
- *    multiplies backoff by cfg.backoff, and every clean completion decays it
- *    back toward 1.  A persistent straggler also triggers it (its share of
- *    the data is lost at every deadline); set cfg.backoff = 1 to always cut
- *    stragglers at t_B instead.
+ *    they slow down.  backoff (>= 1) covers the case the median cannot see:
+ *    when the network slows past the deadline, every operation times out and
+ *    t_C gets no samples, so from the OR_TMO_BACKOFF_CUTS-th hard timeout in a
+ *    row with loss above loss_threshold, each one multiplies backoff by
+ *    cfg.backoff, and every clean completion decays it back toward 1 (weight
+ *    cfg.ewma_alpha).  A burst that cuts one or two operations is what the
+ *    deadline is for, and does not lengthen the next ones.  A persistent
+ *    straggler also triggers it (its share of the data is lost at every
+ *    deadline); set cfg.backoff = 1 to always cut stragglers at t_B instead.
  *
  * Per communicator: the Transpose incast, AIMD within [1, nranks-1]: halved
  * on loss above loss_threshold in an operation that did not hit the hard
@@ -64,6 +68,17 @@
  * from 0.6 to 1.6-2.5 s.
  */
 #define OR_TMO_INCAST_LOSSY_OPS 4
+
+/* Completions whose median is t_C: as many as calibrate by default. */
+#define OR_TMO_WINDOW 16
+/*
+ * Heavy-loss hard timeouts in a row before backoff lengthens the deadline.  A burst of
+ * cross traffic (500 ms, six TCP flows per host) cut two 4 MiB operations in a row; the
+ * backoff the first cut set made the second 1.5x longer, which is the tail the deadline
+ * was to remove.  A network that really slowed keeps timing out and is caught one
+ * operation later.
+ */
+#define OR_TMO_BACKOFF_CUTS 3
 
 /*
  * Peers' estimates of communicators up to this size live inside struct
@@ -129,7 +144,7 @@ struct or_tmo_config {
 	int early_timeout;          /* 0: phases close on all data or the hard bound only */
 	double early_fraction;      /* F >= 0: quiet time that closes a phase early, * t_C */
 	double absent_factor;       /* A = 0 (off) or >= 1: a sender silent for A * t_C is absent */
-	double ewma_alpha;          /* (0, 1]: weight of a new sample in t_C */
+	double ewma_alpha;          /* (0, 1]: how much of backoff a clean completion undoes */
 	double backoff;             /* >= 1: deadline growth per heavy-loss timeout; 1 = off */
 	double loss_threshold;      /* [0, 1]: loss fraction that counts as "lossy" */
 	uint32_t clean_ops_to_grow; /* >= 1 */
@@ -169,9 +184,13 @@ struct or_tmo_class {
 	double t_b;  /* calibrated hard bound */
 	double t_c0; /* reference t_C, the median of the calibration samples */
 	double t_c;
-	int have_t_c; /* a clean completion or calibration has set t_c */
+	int have_t_c;                   /* a clean completion or calibration has set t_c */
+	uint32_t recent[OR_TMO_WINDOW]; /* the last clean completions, a ring */
+	uint32_t nrecent;               /* how many of recent[] are filled */
+	uint32_t recent_next;           /* where the next one goes */
 	double backoff;
-	int consensus_stale; /* t_C or a peer estimate changed since the last deadline */
+	uint32_t cuts_in_row; /* heavy-loss hard timeouts since the last clean completion */
+	int consensus_stale;  /* t_C or a peer estimate changed since the last deadline */
 	/* Snapshot taken by or_tmo_deadline(), read by or_tmo_phase_check(). */
 	uint32_t consensus;
 	uint32_t estimates;

@@ -588,9 +588,25 @@ static void test_adapt(void)
 		      "hard timeout with 0.1%% loss: timed_out, t_C untouched");
 	CHECK(or_tmo_deadline(&t, SZ) == d0, "deadline unchanged by light-loss timeouts");
 
+	/* A burst that cuts fewer than OR_TMO_BACKOFF_CUTS operations in a row is what the
+	 * deadline is for: the next deadline stays. */
+	for (int i = 0; i < OR_TMO_BACKOFF_CUTS - 1; i++)
+		CHECK(or_tmo_complete(&t, SZ, d0, 1, 0.3) == OR_TMO_TIMED_OUT &&
+		          or_tmo_deadline(&t, SZ) == d0,
+		      "heavy-loss timeout %d of %d in a row: timed_out, deadline stays", i + 1,
+		      OR_TMO_BACKOFF_CUTS - 1);
+	or_tmo_complete(&t, SZ, 1400, 0, 0.0);
+	CHECK(or_tmo_complete(&t, SZ, d0, 1, 0.3) == OR_TMO_TIMED_OUT,
+	      "a clean completion between them starts the count again");
+	or_tmo_complete(&t, SZ, 1400, 0, 0.0);
+
 	/* A network that slowed past the deadline: only backoff can notice. */
 	prev = d0;
 	monotone = 1;
+	for (int i = 0; i < OR_TMO_BACKOFF_CUTS - 1; i++)
+		or_tmo_complete(&t, SZ, prev, 1, 0.3);
+	CHECK(or_tmo_deadline(&t, SZ) == d0, "first %d heavy-loss timeouts: deadline stays",
+	      OR_TMO_BACKOFF_CUTS - 1);
 	for (int i = 0; i < 4; i++) {
 		if (or_tmo_complete(&t, SZ, prev, 1, 0.3) != OR_TMO_BACKOFF)
 			monotone = 0;
@@ -599,7 +615,7 @@ static void test_adapt(void)
 			monotone = 0;
 		prev = d;
 	}
-	CHECK(monotone, "heavy-loss timeouts: deadline x1.5 each (%llu -> %llu)",
+	CHECK(monotone, "then each heavy-loss timeout: deadline x1.5 (%llu -> %llu)",
 	      (unsigned long long)d0, (unsigned long long)prev);
 	for (int i = 0; i < 60; i++)
 		or_tmo_complete(&t, SZ, 1400, 0, 0.0);
@@ -610,8 +626,25 @@ static void test_adapt(void)
 	c.backoff = 1;
 	or_tmo_init(&t, &c);
 	calibrate_flat(&t, 8, 1000);
-	or_tmo_complete(&t, SZ, 1500, 1, 0.5);
+	for (int i = 0; i < OR_TMO_BACKOFF_CUTS + 2; i++)
+		or_tmo_complete(&t, SZ, 1500, 1, 0.5);
 	CHECK(or_tmo_deadline(&t, SZ) == 1500, "backoff = 1: heavy-loss timeouts keep t_B");
+
+	/* t_C is a median: bursts that slow fewer than half of the window do not move it. */
+	c.backoff = 1.5;
+	c.calib_ops = OR_TMO_WINDOW;
+	or_tmo_init(&t, &c);
+	calibrate_flat(&t, OR_TMO_WINDOW, 1000);
+	for (int i = 0; i < OR_TMO_WINDOW; i++)
+		or_tmo_complete(&t, SZ, i % 3 == 0 ? 3000 : 1000, 0, 0.0);
+	CHECK(or_tmo_deadline(&t, SZ) == 1500 && or_tmo_local_estimate(&t, SZ) == 1000,
+	      "a third of the completions 3x slow: t_C %u, deadline %llu (1000, 1500)",
+	      or_tmo_local_estimate(&t, SZ), (unsigned long long)or_tmo_deadline(&t, SZ));
+	for (int i = 0; i < OR_TMO_WINDOW / 2 + 1; i++)
+		or_tmo_complete(&t, SZ, 3000, 0, 0.0);
+	CHECK(or_tmo_local_estimate(&t, SZ) == 3000 && or_tmo_deadline(&t, SZ) == 4500,
+	      "once most of the window is 3x slow: t_C %u, deadline %llu (3000, 4500)",
+	      or_tmo_local_estimate(&t, SZ), (unsigned long long)or_tmo_deadline(&t, SZ));
 }
 
 static void test_extremes(void)
