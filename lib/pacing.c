@@ -61,8 +61,13 @@ static enum or_pace_decision judge(struct or_pacer *p, const struct or_pace_samp
 		/*
 		 * A phase cut at its deadline reports what was still in flight as lost: that is
 		 * the deadline's doing, not the network's.  Backing off for it would make the
-		 * next phases slower and cut more, a spiral.
+		 * next phases slower and cut more, a spiral.  Holding a rate that backoffs had
+		 * lowered is the same spiral, slower: at 120 of 200 Mbit/s after a burst, every
+		 * 4 MiB operation ran into its deadline until the deadline itself backed off.
+		 * So a cut after backoffs restores, as a clean operation would.
 		 */
+		if (p->cut_last_op && p->rate_mbps < p->rate_before_cut)
+			return clean(p);
 		return OR_PACE_HOLD_CUT;
 	}
 	if (s->loss > 2.0 * p->loss_avg + 0.005) {
@@ -119,8 +124,8 @@ enum or_pace_decision or_pacer_update(struct or_pacer *p, const struct or_pace_s
 	p->restored_last_op = d == OR_PACE_RESTORE;
 	/* A run of backoffs aims back at the last rate that was clean, not at the probe that
 	 * found the loss. */
-	if (d == OR_PACE_PROBE || d == OR_PACE_RESTORE || d == OR_PACE_HOLD_LINK ||
-	    (d == OR_PACE_LEARN && loss <= 0.05))
+	if (!s->hit && (d == OR_PACE_PROBE || d == OR_PACE_RESTORE || d == OR_PACE_HOLD_LINK ||
+	                (d == OR_PACE_LEARN && loss <= 0.05)))
 		p->good_mbps = used;
 	/*
 	 * A jump is not the usual level, unless the cut before it did not lower it: loss
@@ -132,7 +137,8 @@ enum or_pace_decision or_pacer_update(struct or_pacer *p, const struct or_pace_s
 		if (p->last_cut_loss > 0 && loss >= 0.8 * p->last_cut_loss)
 			p->loss_avg += 0.125 * (loss - p->loss_avg);
 		p->last_cut_loss = loss;
-	} else if (d != OR_PACE_LEARN) {
+	} else if (d != OR_PACE_LEARN && !s->hit) {
+		/* What a deadline cut reports as lost was in flight, not lost by the network. */
 		p->loss_avg += 0.125 * (loss - p->loss_avg);
 		p->last_cut_loss = 0;
 	}

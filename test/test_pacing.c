@@ -129,6 +129,16 @@ static void test_cut_holds(void)
 
 	CHECK(op(&p, 0.3, 0, 1) == OR_PACE_HOLD_CUT && p.rate_mbps == r,
 	      "30%% loss cut by a deadline: hold at %.0f", p.rate_mbps);
+	CHECK(p.loss_avg == 0, "and its loss is not the usual level: %.4f", p.loss_avg);
+	/* Unless backoffs had lowered the rate: holding that would cut every operation. */
+	op(&p, 0.05, 0, 0);
+	op(&p, 0.05, 0, 0);
+	CHECK(op(&p, 0.3, 0, 1) == OR_PACE_RESTORE && p.rate_mbps == r,
+	      "a cut after two backoffs restores %.0f", p.rate_mbps);
+	CHECK(op(&p, 0.3, 0, 1) == OR_PACE_HOLD_CUT && p.rate_mbps == r,
+	      "and the next cut holds it");
+	CHECK(op(&p, 0, 0, 0) == OR_PACE_PROBE && fabs(p.rate_mbps - r * 1.05) < 1e-6,
+	      "a clean operation then probes: %.1f", p.rate_mbps);
 }
 
 /* A link that refuses sends paces us: no probing past it, and backoffs start at what it took. */
