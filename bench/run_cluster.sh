@@ -24,7 +24,9 @@
 # OPTIREDUCE_* and FI_* variables of this shell are passed to every rank (-x).
 #
 # Writes DIR/table.txt (the benchmark's stdout), DIR/stderr.txt,
-# DIR/latency.csv (every iteration), DIR/command.txt, DIR/cluster-status.txt.
+# DIR/latency.csv (every iteration), DIR/command.txt, DIR/cluster-status.txt,
+# DIR/steal.txt (CPU the hypervisor took during the run, see cpu_steal.sh; its
+# summary line also ends table.txt).
 # Needs root; exits 77 (skip) without it.  Exit code: the benchmark's.
 set -euo pipefail
 
@@ -116,7 +118,12 @@ cmd=("$CLUSTER" run -n "$n" "${xargs_env[@]}" "${mpi_opts[@]}" -- "$bench" "${be
 } >"$results/command.txt"
 
 echo "run_cluster.sh: $n hosts (${up_args[*]:-cluster.sh defaults}); results in $results" >&2
+"$HERE/cpu_steal.sh" "$results/steal.txt" &
+steal_pid=$!
 rc=0
 "${cmd[@]}" 2> >(tee "$results/stderr.txt" >&2) | tee "$results/table.txt" || rc=$?
+kill -TERM "$steal_pid" 2>/dev/null || true
+wait "$steal_pid" 2>/dev/null || true
+tail -n 1 "$results/steal.txt" | tee -a "$results/table.txt"
 [ "$rc" = 0 ] || echo "run_cluster.sh: benchmark failed (exit $rc); see $results/stderr.txt" >&2
 exit "$rc"

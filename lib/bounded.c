@@ -1563,6 +1563,7 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 	double longest = 0; /* the controller's sample: the longest phase */
 	/* The algorithm may leave its result in a buffer of its own (see coll.h). */
 	void *res = c->rbuf;
+	double finish_us = or_now_us(), decoded_us;
 
 	if (op->nblocks && param_i(b, OR_P_HADAMARD)) {
 		ret = c->dtype == OPTIREDUCE_FLOAT64
@@ -1580,15 +1581,17 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 	}
 	if (!ret && c->op == OPTIREDUCE_AVG && op->user_count)
 		ret = or_reduce_divide(op->user_rbuf, op->user_count, op->user_dtype, c->size);
+	decoded_us = or_now_us();
 	finish_stats(b, c);
 	if (OR_LOG_DEBUG <= or_log_level && op->nphases >= 2 && op->ph[1].begun) {
 		/* Where an operation's time goes besides the phases themselves. */
 		or_log(OR_LOG_DEBUG,
 		       "op %llu timeline: encoded %.0f us, phase 0 %.0f-%.0f us, phase 1 %.0f-%.0f "
-		       "us, done %.0f us",
+		       "us, decode %.0f-%.0f us, done %.0f us",
 		       (unsigned long long)c->seq, op->encoded_us - op->start_us,
 		       op->ph[0].start_us - op->start_us, op->ph[0].end_us - op->start_us,
 		       op->ph[1].start_us - op->start_us, op->ph[1].end_us - op->start_us,
+		       finish_us - op->start_us, decoded_us - op->start_us,
 		       or_now_us() - op->start_us);
 	}
 	{

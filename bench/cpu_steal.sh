@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# cpu_steal.sh OUT - sample the CPU time the hypervisor takes from this VM
+# ("steal" in /proc/stat) every 100 ms until SIGTERM, then write a summary.
+#
+# A benchmark's tail is only worth reading next to this: on the 2-CPU VM the
+# results come from, steal arrives in bursts of 50-100 ms while the ranks are
+# busy, and a rank stopped that long adds it to an operation that no deadline
+# can cut.  OUT gets one line per 100 ms window in which at least 50 ms
+# (summed over CPUs) was stolen, then the summary line.
+set -u
+out=${1:?usage: cpu_steal.sh OUT}
+hz=$(getconf CLK_TCK)
+read_cpu() { awk '/^cpu /{ t = 0; for (i = 2; i <= 9; i++) t += $i; print $9, t }' /proc/stat; }
+read -r s0 t0 < <(read_cpu)
+prev=$s0 windows=0 running=1
+trap 'running=0' TERM INT
+: >"$out"
+while [ "$running" = 1 ]; do
+	sleep 0.1 || true
+	read -r s t < <(read_cpu)
+	if [ $(((s - prev) * 1000 / hz)) -ge 50 ]; then
+		windows=$((windows + 1))
+		echo "$(date -u +%H:%M:%S.%N | cut -c1-12) steal $(((s - prev) * 1000 / hz)) ms in 100 ms" >>"$out"
+	fi
+	prev=$s
+done
+read -r s t < <(read_cpu)
+pct=$(awk -v s=$((s - s0)) -v t=$((t - t0)) 'BEGIN { printf "%.1f", (t > 0 ? 100 * s / t : 0) }')
+echo "# CPU steal during the run: $pct % of CPU time; $windows windows of 100 ms with >= 50 ms stolen" >>"$out"
