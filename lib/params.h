@@ -51,10 +51,10 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "calibration)")                                                                          \
 	X(CALIB_OPS, "calib_ops", OR_PT_INT, "16", "1", "64",                                      \
 	  "Bounded mode: operations per size class that calibrate the hard bound t_B")            \
-	X(CALIB_PERCENTILE, "calib_percentile", OR_PT_DOUBLE, "75", "1", "100",                    \
+	X(CALIB_PERCENTILE, "calib_percentile", OR_PT_DOUBLE, "50", "1", "100",                    \
 	  "Bounded mode: percentile of the calibration phase times that sets t_B")                 \
-	X(CALIB_MARGIN, "calib_margin", OR_PT_DOUBLE, "2",   "1", "100",                           \
-	  "Bounded mode: t_B = percentile * margin")                                               \
+	X(CALIB_MARGIN, "calib_margin", OR_PT_DOUBLE, "1.2", "1", "100",                           \
+	  "Bounded mode: t_B = percentile * margin; the default deadline is 1.2x a normal phase")  \
 	X(EARLY_TIMEOUT, "early_timeout", OR_PT_BOOL, "1", "", "",                                 \
 	  "Bounded mode: close a phase once every sender's last packet is in and nothing "         \
 	  "arrived for early_fraction * t_C; 0 = wait for all data or the hard bound")             \
