@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # The session-6 batch: every issue 3 and 4 scenario of session 5 again, on one build,
 # one run after the other (the cross-traffic runs i4b/i4c were made just before).
-# Usage: bench/results/session6/run_all.sh BENCH_BINARY
+# Usage: bench/results/session6/run_all.sh BENCH_BINARY [RESULTS_DIR]
+# (RESULTS_DIR defaults to this script's directory; later sessions pass their own.)
 set -u
 B=${1:?bench binary}
-R=$(cd "$(dirname "$0")" && pwd)
-RC=$(cd "$R/../.." && pwd)/run_cluster.sh
+HERE=$(cd "$(dirname "$0")" && pwd)
+R=$(cd "${2:-$HERE}" && pwd)
+RC=$(cd "$HERE/../.." && pwd)/run_cluster.sh
 common=(--mode bounded --algorithm transpose -f --warmup-large 16)
 run() { # NAME [cluster opts] -- [bench opts]
 	local name=$1; shift
