@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test_cluster.sh - checks the emulated cloud (cluster.sh): 3 hosts, 100mbit,
-# 20% loss.  Exit 0 pass, 1 fail, 77 skip (not root, or ip/tc/iptables-legacy/
-# mpirun/cc missing).  Takes about 10-15 s.
+# 20% loss, then cross traffic (--cross-flows, --cross-sync).  Exit 0 pass, 1 fail,
+# 77 skip (not root, or ip/tc/iptables-legacy/mpirun/cc missing).  Takes about 15-20 s.
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -81,7 +81,31 @@ want=$(printf 'RANK 0 orc-h0 198.18.0.1\nRANK 1 orc-h1 198.18.0.2\nRANK 2 orc-h2
 $out"
 ok "mpirun placed rank i in orc-hI: $(tr '\n' ';' <<<"$got")"
 
-# 5. down removes everything.
+# 5. Cross traffic: 2 flows per host, each to its own peer, on one shared ON/OFF
+# schedule (--cross-sync: one seed, one epoch), and it moves bytes.
+"$CL" down >/dev/null || fail "cluster.sh down before the cross-traffic check"
+"$CL" up -n 3 --rate "${RATE_MBIT}mbit" --cross-traffic max --cross-onoff 300:300 \
+	--cross-flows 2 --cross-sync >/dev/null || fail "cluster.sh up with cross traffic"
+flows=()
+for p in $(pgrep -f "crossgen bulk" || true); do
+	flows+=("$(ip netns identify "$p") $(tr '\0' ' ' <"/proc/$p/cmdline" | sed 's/.*crossgen bulk //')")
+done
+[ "${#flows[@]}" -eq 6 ] || fail "want 6 crossgen bulk flows (3 hosts x 2), got ${#flows[@]}: ${flows[*]:-}"
+# Each line: NS DEST PORT RATE ON OFF SEED EPOCH.
+pairs=$(printf '%s\n' "${flows[@]}" | awk '{ print $1, $2 }' | sort -u | wc -l)
+[ "$pairs" -eq 6 ] || fail "flows of a host share a destination: ${flows[*]}"
+self=$(printf '%s\n' "${flows[@]}" | awk '{ sub("orc-h", "", $1); if ($2 == "198.18.0." ($1 + 1)) print }')
+[ -z "$self" ] || fail "a flow goes to its own host: $self"
+sched=$(printf '%s\n' "${flows[@]}" | awk '{ print $7, $8 }' | sort -u | wc -l)
+[ "$sched" -eq 1 ] || fail "--cross-sync flows do not share one seed and epoch: ${flows[*]}"
+b0=$(tc -n orc-sw -s qdisc show dev h1 | awk '/Sent/ { print $2; exit }')
+sleep 2
+b1=$(tc -n orc-sw -s qdisc show dev h1 | awk '/Sent/ { print $2; exit }')
+# 2 s at 100 Mbit/s, ON half the time: ~12 MB; at least a tenth of it.
+[ $((b1 - b0)) -gt 1200000 ] || fail "cross traffic toward h1: only $((b1 - b0)) bytes in 2 s"
+ok "cross traffic: 6 flows, distinct destinations per host, one schedule, $((b1 - b0)) bytes to h1 in 2 s"
+
+# 6. down removes everything.
 "$CL" down >/dev/null || fail "cluster.sh down"
 left=$(ip netns list | grep -E '^orc-' || true)
 [ -z "$left" ] || fail "namespaces left after down: $left"
