@@ -138,7 +138,6 @@ struct or_bounded_op {
 	struct or_phase *ph;
 	unsigned nphases;
 	unsigned status_split; /* phases [0, split) report in status slot 0, the rest in 1 */
-	int declared;          /* by or_bop_set_phases, not the default */
 	/* What the network took: pacing follows it instead of probing past it. */
 	uint64_t sent_bytes;
 	double send_us;   /* summed over phases, from begin until the last packet left */
@@ -974,7 +973,6 @@ int or_bop_set_phases(struct or_coll *c, unsigned nphases, uint32_t peers, unsig
 		return -OPTIREDUCE_ENOMEM;
 	op->nphases = nphases;
 	op->status_split = split;
-	op->declared = 1;
 	for (unsigned p = 0; p < nphases; p++) {
 		struct or_phase *ph = &op->ph[p];
 		ph->cap = cap;
@@ -994,11 +992,8 @@ int or_bop_set_phases(struct or_coll *c, unsigned nphases, uint32_t peers, unsig
 /* The phase, allocating the default two (every peer) for an algorithm that declared none. */
 static struct or_phase *phase_of(struct or_coll *c, unsigned phase)
 {
-	if (!c->bop->ph) {
-		if (or_bop_set_phases(c, OR_DEFAULT_PHASES, 0, 1))
-			return NULL;
-		c->bop->declared = 0;
-	}
+	if (!c->bop->ph && or_bop_set_phases(c, OR_DEFAULT_PHASES, 0, 1))
+		return NULL;
 	return phase < c->bop->nphases ? &c->bop->ph[phase] : NULL;
 }
 

@@ -43,8 +43,9 @@ void or_tmo_config_default(struct or_tmo_config *cfg)
 	/*
 	 * A deadline 1.2x a normal phase: a burst of cross traffic that halves a phase's rate
 	 * is cut there, so an operation ends within about 1.2x its usual time (issue 4's bar
-	 * is a P99 within 1.3x the P50), and what is cut is estimated.  A high percentile
-	 * times 1.15 came to 1.4-1.5x under cross traffic, which burst phases never reached.
+	 * is a P99 within 1.3x the P50), and what is cut is estimated.  The 75th
+	 * percentile times 1.15 came to 1.3-1.4x under cross traffic, and burst phases slipped
+	 * under it.
 	 */
 	cfg->calib_percentile = 50.0;
 	cfg->calib_margin = 1.2;
