@@ -38,6 +38,19 @@ static enum or_pace_decision clean(struct or_pacer *p)
 			return OR_PACE_RESTORE;
 		}
 	}
+	/*
+	 * A burst that outlasts the restores halves their target each time, and left the rate
+	 * at 140 of 240 Mbit/s when it ended: twenty operations of 5% probes, slow phases
+	 * that lengthened the deadlines too.  So first climb halfway back to where the loss
+	 * began (binary search, as TCP BIC does); a loss met on the way lowers that mark.
+	 */
+	if (p->rate_mbps < p->peak_mbps) {
+		double half = (p->rate_mbps + p->peak_mbps) / 2.0;
+		p->climbing = 1;
+		p->rate_mbps = half > p->rate_mbps * 1.05 ? half : p->rate_mbps * 1.05;
+		return OR_PACE_CLIMB;
+	}
+	p->climbing = 0;
 	p->rate_mbps *= 1.05;
 	return OR_PACE_PROBE;
 }
@@ -79,8 +92,14 @@ static enum or_pace_decision judge(struct or_pacer *p, const struct or_pace_samp
 		 */
 		if (p->restored_last_op)
 			p->rate_before_cut = (p->rate_before_cut + p->restored_from) / 2.0;
-		else if (!p->cut_last_op)
+		else if (!p->cut_last_op) {
 			p->rate_before_cut = p->good_mbps > 0 ? p->good_mbps : p->rate_mbps;
+			/* Where this loss began; a climb that met it marks the lower rate. */
+			p->peak_mbps = p->climbing || p->rate_mbps > p->rate_before_cut
+			                   ? p->rate_mbps
+			                   : p->rate_before_cut;
+		}
+		p->climbing = 0;
 		p->cut_last_op = 1;
 		/* From what the link took, if that is lower: a nominal rate far above it would
 		 * take many backoffs to bite. */
@@ -124,8 +143,8 @@ enum or_pace_decision or_pacer_update(struct or_pacer *p, const struct or_pace_s
 	p->restored_last_op = d == OR_PACE_RESTORE;
 	/* A run of backoffs aims back at the last rate that was clean, not at the probe that
 	 * found the loss. */
-	if (!s->hit && (d == OR_PACE_PROBE || d == OR_PACE_RESTORE || d == OR_PACE_HOLD_LINK ||
-	                (d == OR_PACE_LEARN && loss <= 0.05)))
+	if (!s->hit && (d == OR_PACE_PROBE || d == OR_PACE_CLIMB || d == OR_PACE_RESTORE ||
+	                d == OR_PACE_HOLD_LINK || (d == OR_PACE_LEARN && loss <= 0.05)))
 		p->good_mbps = used;
 	/*
 	 * A jump is not the usual level, unless the cut before it did not lower it: loss

@@ -26,6 +26,7 @@
 	X(BACKOFF, "backoff")   /* loss jumped above the usual level: -15% */                      \
 	X(HOLD_LINK, "hold-link") /* the endpoint refused sends: the local link paces us */        \
 	X(RESTORE, "restore")     /* first clean operation after backoffs: the rate before them */ \
+	X(CLIMB, "climb")         /* clean, below where the last loss began: halfway there */      \
 	X(PROBE, "probe")         /* clean: +5% */                                                 \
 	X(HOLD, "hold")           /* loss a little above the usual level: neither */
 
@@ -50,6 +51,8 @@ struct or_pacer {
 	double restored_from;   /* the rate the last restore started from */
 	double good_mbps;       /* the rate of the last clean operation; 0 = none yet */
 	double last_cut_loss;   /* loss of the last operation if it backed off, else 0 */
+	double peak_mbps;       /* the rate the last run of loss began at: climbs aim here */
+	int climbing;           /* the last clean operation climbed toward peak_mbps */
 };
 
 /* One operation as the pacer sees it. */

@@ -58,7 +58,8 @@ void or_tmo_config_default(struct or_tmo_config *cfg)
 	cfg->early_fraction = 0.02;
 	/* A phase lasts t_C; a sender that has not begun by half as long again is not coming. */
 	cfg->absent_factor = 1.5;
-	/* TCP's smoothed-RTT weight: a clean run undoes a backoff in about 8 operations. */
+	/* TCP's smoothed-RTT weight: completions slower than the plain deadline undo a backoff
+	 * in about 8 operations (one that fits ends it, see fold_sample). */
 	cfg->ewma_alpha = 0.125;
 	cfg->backoff = 1.5;
 	/* Healthy shared clouds lose 0.05-0.2% (DESIGN.md section 1); 1% means congestion. */
@@ -391,7 +392,19 @@ static enum or_tmo_reason fold_sample(struct or_tmo *t, struct or_tmo_class *k, 
 
 	if (!hit) {
 		track(k, sample);
-		k->backoff = 1.0 + (k->backoff - 1.0) * (1.0 - cfg->ewma_alpha);
+		cons = k->consensus ? (double)k->consensus : k->t_c;
+		plain = k->t_b * cons / k->t_c0;
+		/*
+		 * A completion that would have met the deadline without the backoff says the
+		 * slowdown that caused it is over: end it at once.  Decaying it over 8
+		 * operations kept 4 MiB deadlines at 2.3x a phase for 20 operations after a
+		 * burst of cross traffic, and the next burst ran into those.  A completion
+		 * slower than that decays it, so a network that slowed for good keeps room.
+		 */
+		if ((double)sample <= plain)
+			k->backoff = 1.0;
+		else
+			k->backoff = 1.0 + (k->backoff - 1.0) * (1.0 - cfg->ewma_alpha);
 		k->cuts_in_row = 0;
 		return OR_TMO_TRACKED;
 	}

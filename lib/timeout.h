@@ -36,9 +36,9 @@
  *    when the network slows past the deadline, every operation times out and
  *    t_C gets no samples, so from the OR_TMO_BACKOFF_CUTS-th hard timeout in a
  *    row with loss above loss_threshold, each one multiplies backoff by
- *    cfg.backoff, and every clean completion decays it back toward 1 (weight
- *    cfg.ewma_alpha).  A burst that cuts one or two operations is what the
- *    deadline is for, and does not lengthen the next ones.  A persistent
+ *    cfg.backoff; a clean completion that fits the deadline without backoff
+ *    ends it, a slower one decays it toward 1 (weight cfg.ewma_alpha).  A burst that cuts one or
+ * two operations is what the deadline is for, and does not lengthen the next ones.  A persistent
  *    straggler also triggers it (its share of the data is lost at every
  *    deadline); set cfg.backoff = 1 to always cut stragglers at t_B instead.
  *

@@ -121,6 +121,52 @@ static void test_new_loss_level_learnt(void)
 	CHECK(p.rate_mbps >= 100, "rate not driven down for good: %.1f", p.rate_mbps);
 }
 
+/*
+ * A burst that outlasts the restores: each restore meets loss and halves the next target.
+ * When it ends, the rate climbs halfway back to where the loss began per clean operation,
+ * not 5% at a time (twenty operations from 140 to 240); and a loss met while climbing
+ * lowers the mark, so a network that got slower is not overshot again and again.
+ */
+static void test_long_burst_climbs_back(void)
+{
+	struct or_pacer p = learnt(240);
+	int clean_ops = 0;
+
+	/* Cross traffic leaves 120 Mbit/s for 12 operations; every 4th is cut at its deadline. */
+	for (int i = 0; i < 12; i++) {
+		if (i % 4 == 3)
+			op(&p, 0.3, 0, 1);
+		else
+			op(&p, p.rate_mbps > 120 ? 1.0 - 120 / p.rate_mbps : 0, 0, 0);
+	}
+	CHECK(p.rate_mbps < 180, "the burst left the rate at %.1f", p.rate_mbps);
+	while (p.rate_mbps < 0.95 * 240 && clean_ops < 30) {
+		enum or_pace_decision d = op(&p, 0, 0, 0);
+		CHECK(d == OR_PACE_CLIMB, "clean op %d below the mark climbs: %s %.1f", clean_ops,
+		      or_pace_decision_name(d), p.rate_mbps);
+		clean_ops++;
+	}
+	CHECK(clean_ops <= 4, "back within 5%% of 240 in %d clean operations", clean_ops);
+	CHECK(op(&p, 0, 0, 0) == OR_PACE_CLIMB || p.rate_mbps <= 240 * 1.05 + 1e-9,
+	      "and no further than a 5%% probe past it: %.1f", p.rate_mbps);
+
+	/* A loss met while climbing lowers the mark to where it was met. */
+	p = learnt(240);
+	op(&p, 0.05, 0, 0);
+	op(&p, 0, 0, 0); /* restore */
+	op(&p, 0.05, 0, 0);
+	op(&p, 0, 0, 0); /* restore to the halved target */
+	{
+		double at;
+		op(&p, 0, 0, 0);
+		at = p.rate_mbps;
+		CHECK(p.climbing, "climbing at %.1f", at);
+		op(&p, 0.05, 0, 0);
+		CHECK(fabs(p.peak_mbps - at) < 1e-9, "loss while climbing: mark %.1f, met at %.1f",
+		      p.peak_mbps, at);
+	}
+}
+
 /* Deadline cuts hold the rate: their loss is the deadline's. */
 static void test_cut_holds(void)
 {
@@ -186,6 +232,7 @@ int main(void)
 	test_random_loss_is_usual();
 	test_learning_cuts_heavy_loss();
 	test_burst_restores();
+	test_long_burst_climbs_back();
 	test_slower_network_settles();
 	test_new_loss_level_learnt();
 	test_cut_holds();

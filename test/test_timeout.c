@@ -617,11 +617,22 @@ static void test_adapt(void)
 	}
 	CHECK(monotone, "then each heavy-loss timeout: deadline x1.5 (%llu -> %llu)",
 	      (unsigned long long)d0, (unsigned long long)prev);
-	for (int i = 0; i < 60; i++)
-		or_tmo_complete(&t, SZ, 1400, 0, 0.0);
+	{
+		/* Slower than the deadline without backoff: the slowdown may last, decay only. */
+		double b0 = or_tmo_last(&t)->backoff;
+		or_tmo_complete(&t, SZ, prev - 1, 0, 0.0);
+		or_tmo_deadline(&t, SZ);
+		CHECK(fabs(or_tmo_last(&t)->backoff - (1.0 + (b0 - 1.0) * (1.0 - c.ewma_alpha))) <
+		          1e-9,
+		      "a completion beyond the plain deadline decays the backoff: %.3f -> %.3f", b0,
+		      or_tmo_last(&t)->backoff);
+	}
+	/* Within it: the slowdown is over, and the next deadline is the plain one at once. */
+	or_tmo_complete(&t, SZ, 1400, 0, 0.0);
 	d = or_tmo_deadline(&t, SZ);
-	CHECK(d >= 2050 && d <= 2110 && or_tmo_last(&t)->backoff < 1.01,
-	      "clean completions decay the backoff: deadline back to %llu", (unsigned long long)d);
+	CHECK(d >= 2050 && d <= 2110 && or_tmo_last(&t)->backoff == 1.0,
+	      "one completion that fits the plain deadline ends the backoff: deadline %llu",
+	      (unsigned long long)d);
 
 	c.backoff = 1;
 	or_tmo_init(&t, &c);
