@@ -7,7 +7,7 @@
 #
 # Scenario options go to "cluster.sh up" unchanged:
 #   --rate RATE  --loss P  --burst BYTES  --latency MS  --cross-traffic RATE
-#   --cross-onoff ON:OFF  --cross-flows K  --cross-sync
+#   --cross-onoff ON:OFF  --cross-flows K  --cross-sync  --offload
 #   --straggler SPEC (repeatable)
 #   (cluster.sh's default rate is 200mbit; "--rate none" = unlimited links)
 # Run options:
@@ -44,7 +44,7 @@ while [ $# -gt 0 ]; do
 	--rate | --loss | --burst | --latency | --cross-traffic | --cross-onoff | --cross-flows | --straggler)
 		[ $# -ge 2 ] || die "$1 wants a value"
 		up_args+=("$1" "$2"); shift 2 ;;
-	--cross-sync) up_args+=("$1"); shift ;;
+	--cross-sync | --offload) up_args+=("$1"); shift ;;
 	--bench) bench=${2:?}; shift 2 ;;
 	--results) results=${2:?}; shift 2 ;;
 	--no-baseline) baseline=0; shift ;;

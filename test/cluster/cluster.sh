@@ -21,7 +21,7 @@ usage() {
 	cat <<'EOF'
 usage: cluster.sh up [-n N] [--rate RATE] [--loss P] [--burst BYTES] [--latency MS]
                      [--cross-traffic RATE] [--cross-onoff ON_MS:OFF_MS] [--cross-flows K]
-                     [--cross-sync]
+                     [--cross-sync] [--offload]
                      [--straggler H:hog | H:stop:PERIOD_MS:DUTY]...
        cluster.sh down
        cluster.sh set [--rate RATE] [--loss P] [--burst BYTES] [--latency MS]
@@ -99,6 +99,7 @@ save_config() {
 		printf 'CROSS_ONOFF=%q\n' "$CROSS_ONOFF"
 		printf 'CROSS_FLOWS=%q\n' "$CROSS_FLOWS"
 		printf 'CROSS_SYNC=%q\n' "$CROSS_SYNC"
+		printf 'OFFLOAD=%q\n' "$OFFLOAD"
 		printf 'STRAGGLERS=%q\n' "$STRAGGLERS"
 	} >"$STATE/config.tmp"
 	mv "$STATE/config.tmp" "$STATE/config"
@@ -132,6 +133,15 @@ shape_host() {
 	ip netns exec "$ns" "$IPT" -w -F ORC-LOSS
 	if awk -v p="$LOSS" 'BEGIN { exit !(p > 0) }'; then
 		ip netns exec "$ns" "$IPT" -w -A ORC-LOSS -m statistic --mode random --probability "$LOSS" -j DROP
+	fi
+}
+
+# With offloads on, iptables sees a TCP super-segment (up to 64 KiB) as one
+# packet and drops it whole: random loss would then hit TCP far harder than the
+# wire.  So --offload (cheap TCP for the cross traffic) is for loss-free runs.
+check_offload_loss() {
+	if [ "${OFFLOAD:-0}" = 1 ] && awk -v p="$LOSS" 'BEGIN { exit !(p > 0) }'; then
+		die "--offload with --loss $LOSS: loss would drop whole TCP super-segments; use one or the other"
 	fi
 }
 
@@ -180,7 +190,7 @@ up_failed() {
 }
 
 cmd_up() {
-	N=2 RATE=200mbit LOSS=0 BURST=auto LATENCY=20 CROSS=0 CROSS_ONOFF=50:50 CROSS_FLOWS=1 CROSS_SYNC=0 STRAGGLERS=""
+	N=2 RATE=200mbit LOSS=0 BURST=auto LATENCY=20 CROSS=0 CROSS_ONOFF=50:50 CROSS_FLOWS=1 CROSS_SYNC=0 OFFLOAD=0 STRAGGLERS=""
 	while [ $# -gt 0 ]; do
 		case $1 in
 		-n) N=${2:?}; shift 2 ;;
@@ -192,6 +202,7 @@ cmd_up() {
 		--cross-onoff) CROSS_ONOFF=${2:?}; shift 2 ;;
 		--cross-flows) CROSS_FLOWS=${2:?}; shift 2 ;;
 		--cross-sync) CROSS_SYNC=1; shift ;;
+		--offload) OFFLOAD=1; shift ;;
 		--straggler) STRAGGLERS="$STRAGGLERS ${2:?}"; shift 2 ;;
 		-h | --help) usage; exit 0 ;;
 		*) die "up: unknown option '$1'" ;;
@@ -201,6 +212,7 @@ cmd_up() {
 	if [ "$N" -lt 1 ] || [ "$N" -gt "$MAXN" ]; then die "-n wants 1..$MAXN"; fi
 	RATE_BPS=$(rate_bps "$RATE")
 	check_prob "$LOSS"
+	check_offload_loss
 	[ "$BURST" = auto ] || check_uint --burst "$BURST"
 	check_uint --latency "$LATENCY"
 	local cross_bps on_ms off_ms s h mode rest
@@ -246,8 +258,10 @@ cmd_up() {
 		ip -n "$ns" link set lo up
 		ip -n "$SW" link add "h$i" mtu 1500 type veth peer name eth0 mtu 1500 netns "$ns"
 		ip -n "$SW" link set "h$i" master "$BR"
-		no_offload "$SW" "h$i"
-		no_offload "$ns" eth0
+		if [ "$OFFLOAD" != 1 ]; then
+			no_offload "$SW" "h$i"
+			no_offload "$ns" eth0
+		fi
 		ip -n "$ns" addr add "$NET.$((i + 1))/24" dev eth0
 		ip -n "$SW" link set "h$i" up
 		ip -n "$ns" link set eth0 up
@@ -392,6 +406,7 @@ cmd_set() {
 	done
 	RATE_BPS=$(rate_bps "$RATE")
 	check_prob "$LOSS"
+	check_offload_loss
 	[ "$BURST" = auto ] || check_uint --burst "$BURST"
 	check_uint --latency "$LATENCY"
 	local i
@@ -459,7 +474,7 @@ cmd_run() {
 cmd_status() {
 	load_config
 	local i ns
-	echo "cluster: N=$N rate=$RATE loss=$LOSS burst=$(eff_burst) latency=${LATENCY}ms cross=$CROSS onoff=$CROSS_ONOFF flows=${CROSS_FLOWS:-1} sync=${CROSS_SYNC:-0} stragglers=${STRAGGLERS:-none}"
+	echo "cluster: N=$N rate=$RATE loss=$LOSS burst=$(eff_burst) latency=${LATENCY}ms cross=$CROSS onoff=$CROSS_ONOFF flows=${CROSS_FLOWS:-1} sync=${CROSS_SYNC:-0} offload=${OFFLOAD:-0} stragglers=${STRAGGLERS:-none}"
 	echo "state: $STATE"
 	for ((i = 0; i < N; i++)); do
 		ns=orc-h$i

@@ -82,10 +82,17 @@ $out"
 ok "mpirun placed rank i in orc-hI: $(tr '\n' ';' <<<"$got")"
 
 # 5. Cross traffic: 2 flows per host, each to its own peer, on one shared ON/OFF
-# schedule (--cross-sync: one seed, one epoch), and it moves bytes.
+# schedule (--cross-sync: one seed, one epoch), and it moves bytes; with --offload
+# (refused together with loss) the veths keep their offloads.
 "$CL" down >/dev/null || fail "cluster.sh down before the cross-traffic check"
+if "$CL" up -n 2 --offload --loss 0.1 >/dev/null 2>&1; then fail "--offload with --loss was accepted"; fi
+[ -z "$(ip netns list | grep -E '^orc-' || true)" ] || fail "a refused up left namespaces"
 "$CL" up -n 3 --rate "${RATE_MBIT}mbit" --cross-traffic max --cross-onoff 300:300 \
-	--cross-flows 2 --cross-sync >/dev/null || fail "cluster.sh up with cross traffic"
+	--cross-flows 2 --cross-sync --offload >/dev/null || fail "cluster.sh up with cross traffic"
+if command -v ethtool >/dev/null 2>&1; then
+	ip netns exec orc-h1 ethtool -k eth0 | grep -q '^generic-segmentation-offload: on' ||
+		fail "--offload: GSO is off on orc-h1 eth0"
+fi
 flows=()
 for p in $(pgrep -f "crossgen bulk" || true); do
 	flows+=("$(ip netns identify "$p") $(tr '\0' ' ' <"/proc/$p/cmdline" | sed 's/.*crossgen bulk //')")
@@ -103,7 +110,7 @@ sleep 2
 b1=$(tc -n orc-sw -s qdisc show dev h1 | awk '/Sent/ { print $2; exit }')
 # 2 s at 100 Mbit/s, ON half the time: ~12 MB; at least a tenth of it.
 [ $((b1 - b0)) -gt 1200000 ] || fail "cross traffic toward h1: only $((b1 - b0)) bytes in 2 s"
-ok "cross traffic: 6 flows, distinct destinations per host, one schedule, $((b1 - b0)) bytes to h1 in 2 s"
+ok "cross traffic (--offload): 6 flows, distinct destinations per host, one schedule, $((b1 - b0)) bytes to h1 in 2 s; --offload with --loss refused"
 
 # 6. down removes everything.
 "$CL" down >/dev/null || fail "cluster.sh down"
