@@ -350,6 +350,7 @@ int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bou
 	cfg.calib_ops = (uint32_t)param_i(b, OR_P_CALIB_OPS);
 	cfg.calib_percentile = param_d(b, OR_P_CALIB_PERCENTILE);
 	cfg.calib_margin = param_d(b, OR_P_CALIB_MARGIN);
+	cfg.backoff_after_us = (uint64_t)param_i(b, OR_P_BACKOFF_AFTER_US);
 	cfg.early_fraction = param_d(b, OR_P_EARLY_FRACTION);
 	cfg.absent_factor = param_d(b, OR_P_ABSENT_FACTOR);
 	/* Sooner than t_C would cut senders that are merely slower than the others. */

@@ -235,7 +235,7 @@ static int creation_only(int id)
 	                          OR_P_INJECT_SEED,    OR_P_PROGRESS_THREAD, OR_P_PROGRESS_IDLE_US,
 	                          OR_P_SOCKET_RCVBUF,  OR_P_CALIB_OPS,       OR_P_CALIB_PERCENTILE,
 	                          OR_P_CALIB_MARGIN,   OR_P_EARLY_FRACTION,  OR_P_EARLY_TIMEOUT,
-	                          OR_P_ABSENT_FACTOR};
+	                          OR_P_ABSENT_FACTOR,  OR_P_BACKOFF_AFTER_US};
 
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
 		if (ids[i] == id)

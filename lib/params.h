@@ -24,7 +24,7 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "doubling, larger ones ring; 0 = always ring")                                           \
 	X(PROVIDER, "provider", OR_PT_STRING, "", "", "",                                          \
 	  "libfabric provider of the exact (RDM) channel; empty = automatic "                      \
-	  "(tcp;ofi_rxm, else net; shm only when named)")                                         \
+	  "(tcp;ofi_rxm, else net; shm only when named)")                                          \
 	X(BOUNDED_PROVIDER, "bounded_provider", OR_PT_STRING, "udp", "", "",                       \
 	  "libfabric provider of the bounded (DGRAM) channel")                                     \
 	X(SEGMENT_SIZE, "segment_size", OR_PT_SIZE, "512k", "4k", "1g",                            \
@@ -35,35 +35,39 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	X(SPIN_US, "spin_us", OR_PT_INT, "100", "0", "1000000",                                    \
 	  "Busy-poll this long, yielding the CPU on each idle pass, before sleeping in the "       \
 	  "kernel while waiting")                                                                  \
-	X(BOUNDED_SPIN_US, "bounded_spin_us", OR_PT_INT, "0", "0", "1000000",                     \
+	X(BOUNDED_SPIN_US, "bounded_spin_us", OR_PT_INT, "0", "0", "1000000",                      \
 	  "Bounded mode: spin_us for bounded operations; each poll of a datagram socket is a "     \
 	  "system call, and datagrams arriving every few tens of us kept a spinning rank "         \
 	  "from ever sleeping")                                                                    \
 	X(LOG_LEVEL, "log_level", OR_PT_INT, "1", "0", "5",                                        \
 	  "0 none, 1 errors and warnings, 2 info, 3 debug, 4 trace, 5 packet trace")               \
 	X(TIMEOUT_US, "timeout_us", OR_PT_INT, "0", "0", "600000000",                              \
-	  "Bounded mode: fixed deadline of each phase (each step of ring) in microseconds; "        \
-	  "0 = adaptive")                  \
+	  "Bounded mode: fixed deadline of each phase (each step of ring) in microseconds; "       \
+	  "0 = adaptive")                                                                          \
 	X(TIMEOUT_MIN_US, "timeout_min_us", OR_PT_INT, "200", "1", "600000000",                    \
 	  "Bounded mode: lower bound of adaptive deadlines")                                       \
 	X(TIMEOUT_MAX_US, "timeout_max_us", OR_PT_INT, "2000000", "1", "600000000",                \
 	  "Bounded mode: upper bound of adaptive deadlines (and the deadline before "              \
 	  "calibration)")                                                                          \
 	X(CALIB_OPS, "calib_ops", OR_PT_INT, "16", "1", "64",                                      \
-	  "Bounded mode: operations per size class that calibrate the hard bound t_B")            \
+	  "Bounded mode: operations per size class that calibrate the hard bound t_B")             \
 	X(CALIB_PERCENTILE, "calib_percentile", OR_PT_DOUBLE, "50", "1", "100",                    \
 	  "Bounded mode: percentile of the calibration phase times that sets t_B")                 \
 	X(CALIB_MARGIN, "calib_margin", OR_PT_DOUBLE, "1.2", "1", "100",                           \
 	  "Bounded mode: t_B = percentile * margin; the default deadline is 1.2x a normal phase")  \
+	X(BACKOFF_AFTER_US, "backoff_after_us", OR_PT_INT, "1000000", "0", "600000000",            \
+	  "Bounded mode: the deadline backs off (x1.5 per cut) only once heavy-loss cuts in a "    \
+	  "row "                                                                                   \
+	  "(at least 3) have cut phases for this long: a slowdown that lasts, not a burst")        \
 	X(EARLY_TIMEOUT, "early_timeout", OR_PT_BOOL, "1", "", "",                                 \
 	  "Bounded mode: close a phase once every sender's last packet is in and nothing "         \
 	  "arrived for early_fraction * t_C; 0 = wait for all data or the hard bound")             \
-	X(EARLY_FRACTION, "early_fraction", OR_PT_DOUBLE, "0.02", "0", "10",                        \
+	X(EARLY_FRACTION, "early_fraction", OR_PT_DOUBLE, "0.02", "0", "10",                       \
 	  "Bounded mode: quiet time that closes a phase early, as a fraction of t_C")              \
 	X(ABSENT_FACTOR, "absent_factor", OR_PT_DOUBLE, "1.5", "0", "1000",                        \
 	  "Bounded mode: a sender that sent nothing for absent_factor * t_C while every other "    \
 	  "sender's last packet is in is a straggler, and early timeout stops waiting for it; "    \
-	  "0 = wait for it to the hard bound; values in (0, 1) act as 1")                     \
+	  "0 = wait for it to the hard bound; values in (0, 1) act as 1")                          \
 	X(HADAMARD, "hadamard", OR_PT_BOOL, "1", "", "",                                           \
 	  "Bounded mode: randomized Hadamard encoding of each block")                              \
 	X(HADAMARD_BLOCK, "hadamard_block", OR_PT_SIZE, "4096", "256", "65536",                    \
@@ -71,20 +75,21 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	X(RESCALE, "rescale", OR_PT_BOOL, "1", "", "",                                             \
 	  "Bounded mode: rescale sums by contributions received (unbiased); 0 = zero-fill")        \
 	X(INCAST, "incast", OR_PT_INT, "0", "0", "65535",                                          \
-	  "Transpose: senders targeting one receiver at once; 0 = adaptive (bounded: "          \
-	  "starts at N-1, halved after 4 lossy operations in a row, +1 after clean runs; exact: N-1)") \
+	  "Transpose: senders targeting one receiver at once; 0 = adaptive (bounded: "             \
+	  "starts at N-1, halved after 4 lossy operations in a row, +1 after clean runs; exact: "  \
+	  "N-1)")                                                                                  \
 	X(PACING_RATE, "pacing_rate", OR_PT_DOUBLE, "0", "0", "1e6",                               \
 	  "Bounded mode: sender pacing, Mbit/s per rank; 0 = adaptive")                            \
 	X(PACKET_PAYLOAD, "packet_payload", OR_PT_SIZE, "0", "0", "65536",                         \
 	  "Bounded mode: payload bytes per datagram; 0 = largest the endpoint allows")             \
 	X(SOCKET_RCVBUF, "socket_rcvbuf", OR_PT_SIZE, "4m", "0", "1g",                             \
-	  "Bounded mode: kernel receive buffer of a socket-backed datagram endpoint (udp), "        \
-	  "capped by net.core.rmem_max unless the process has CAP_NET_ADMIN; 0 = leave it")         \
+	  "Bounded mode: kernel receive buffer of a socket-backed datagram endpoint (udp), "       \
+	  "capped by net.core.rmem_max unless the process has CAP_NET_ADMIN; 0 = leave it")        \
 	X(PROGRESS_THREAD, "progress_thread", OR_PT_BOOL, "1", "", "",                             \
 	  "Bounded mode: a thread drains the datagram socket while the application is "            \
 	  "outside the library, so packets of an operation it has not entered yet are "            \
 	  "parked instead of overflowing the socket buffer")                                       \
-	X(PROGRESS_IDLE_US, "progress_idle_us", OR_PT_INT, "200", "10", "100000",                 \
+	X(PROGRESS_IDLE_US, "progress_idle_us", OR_PT_INT, "200", "10", "100000",                  \
 	  "Bounded mode: longest sleep of the progress thread between socket polls")               \
 	X(INJECT_LOSS, "inject_loss", OR_PT_DOUBLE, "0", "0", "1",                                 \
 	  "Testing: drop this fraction of outgoing bounded data packets (seeded)")                 \

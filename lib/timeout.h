@@ -35,7 +35,9 @@
  *    they slow down.  backoff (>= 1) covers the case the median cannot see:
  *    when the network slows past the deadline, every operation times out and
  *    t_C gets no samples, so from the OR_TMO_BACKOFF_CUTS-th hard timeout in a
- *    row with loss above loss_threshold, each one multiplies backoff by
+ *    row with loss above loss_threshold whose phases add up to at least
+ *    cfg.backoff_after_us (a slowdown that lasts, not a burst of cross
+ *    traffic, which lasts up to seconds), each one multiplies backoff by
  *    cfg.backoff; a clean completion that fits the deadline without backoff
  *    ends it, a slower one decays it toward 1 (weight cfg.ewma_alpha).  A burst that cuts one or
  * two operations is what the deadline is for, and does not lengthen the next ones.  A persistent
@@ -146,6 +148,7 @@ struct or_tmo_config {
 	double absent_factor;       /* A = 0 (off) or >= 1: a sender silent for A * t_C is absent */
 	double ewma_alpha;          /* (0, 1]: how much of backoff a clean completion undoes */
 	double backoff;             /* >= 1: deadline growth per heavy-loss timeout; 1 = off */
+	uint64_t backoff_after_us;  /* the run of heavy-loss timeouts must also cut this much */
 	double loss_threshold;      /* [0, 1]: loss fraction that counts as "lossy" */
 	uint32_t clean_ops_to_grow; /* >= 1 */
 	uint32_t incast_initial;    /* 0 = nranks - 1; else <= max(1, nranks - 1) */
@@ -190,6 +193,7 @@ struct or_tmo_class {
 	uint32_t recent_next;           /* where the next one goes */
 	double backoff;
 	uint32_t cuts_in_row; /* heavy-loss hard timeouts since the last clean completion */
+	uint64_t cut_us;      /* their samples summed: how long the run has lasted */
 	int consensus_stale;  /* t_C or a peer estimate changed since the last deadline */
 	/* Snapshot taken by or_tmo_deadline(), read by or_tmo_phase_check(). */
 	uint32_t consensus;

@@ -552,6 +552,7 @@ static void test_adapt(void)
 	int monotone = 1;
 
 	c.calib_ops = 8;
+	c.backoff_after_us = 0; /* the count of cuts alone; the time horizon is tested below */
 	or_tmo_init(&t, &c);
 	calibrate_flat(&t, 8, 1000);
 	d0 = or_tmo_deadline(&t, SZ);
@@ -640,6 +641,27 @@ static void test_adapt(void)
 	for (int i = 0; i < OR_TMO_BACKOFF_CUTS + 2; i++)
 		or_tmo_complete(&t, SZ, 1500, 1, 0.5);
 	CHECK(or_tmo_deadline(&t, SZ) == 1500, "backoff = 1: heavy-loss timeouts keep t_B");
+
+	/* A burst shorter than backoff_after_us is cut, however many operations it spans. */
+	c.backoff = 1.5;
+	c.backoff_after_us = 6000;
+	or_tmo_init(&t, &c);
+	calibrate_flat(&t, 8, 1000);
+	for (int i = 0; i < 3; i++)
+		CHECK(or_tmo_complete(&t, SZ, 1500, 1, 0.5) == OR_TMO_TIMED_OUT &&
+		          or_tmo_deadline(&t, SZ) == 1500,
+		      "heavy-loss cut %d, %d us of %llu cut: deadline stays", i + 1, 1500 * (i + 1),
+		      (unsigned long long)c.backoff_after_us);
+	CHECK(or_tmo_complete(&t, SZ, 1500, 1, 0.5) == OR_TMO_BACKOFF &&
+	          or_tmo_deadline(&t, SZ) == 2250,
+	      "the cut that makes it %llu us: backoff, deadline 2250",
+	      (unsigned long long)c.backoff_after_us);
+	or_tmo_complete(&t, SZ, 1000, 0, 0.0);
+	for (int i = 0; i < 3; i++)
+		or_tmo_complete(&t, SZ, 1500, 1, 0.5);
+	CHECK(or_tmo_deadline(&t, SZ) == 1500,
+	      "a clean completion ends the backoff and starts the horizon again");
+	c.backoff_after_us = 0;
 
 	/* t_C is a median: bursts that slow fewer than half of the window do not move it. */
 	c.backoff = 1.5;
