@@ -1562,6 +1562,7 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 	/* The algorithm may leave its result in a buffer of its own (see coll.h). */
 	void *res = c->rbuf;
 	double finish_us = or_now_us(), decoded_us;
+	double finish_cpu_us = OR_LOG_DEBUG <= or_log_level ? or_thread_cpu_us() : 0;
 
 	if (op->nblocks && param_i(b, OR_P_HADAMARD)) {
 		ret = c->dtype == OPTIREDUCE_FLOAT64
@@ -1585,12 +1586,12 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 		/* Where an operation's time goes besides the phases themselves. */
 		or_log(OR_LOG_DEBUG,
 		       "op %llu timeline: encoded %.0f us, phase 0 %.0f-%.0f us, phase 1 %.0f-%.0f "
-		       "us, decode %.0f-%.0f us, done %.0f us",
+		       "us, decode %.0f-%.0f us (on CPU %.0f us), done %.0f us",
 		       (unsigned long long)c->seq, op->encoded_us - op->start_us,
 		       op->ph[0].start_us - op->start_us, op->ph[0].end_us - op->start_us,
 		       op->ph[1].start_us - op->start_us, op->ph[1].end_us - op->start_us,
 		       finish_us - op->start_us, decoded_us - op->start_us,
-		       or_now_us() - op->start_us);
+		       or_thread_cpu_us() - finish_cpu_us, or_now_us() - op->start_us);
 	}
 	{
 		/*

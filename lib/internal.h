@@ -56,6 +56,8 @@ struct optireduce_req {
 };
 
 double or_now_us(void);
+/* CPU time this thread has run, us: against or_now_us it tells work from waiting for a CPU. */
+double or_thread_cpu_us(void);
 void or_inject_delay(optireduce_comm_t *comm, uint64_t seq);
 
 /* Core entry points between files. */
