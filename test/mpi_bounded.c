@@ -236,7 +236,10 @@ static int test_loss(optireduce_comm_t *comm, size_t count, double p_inject, dou
 			       "%zu of %zu elements outside 5 s.e., %d hard bounds, %.1f ms/op\n",
 			       p, seen, nmse, theory, p / (1 - p), biased, count, hard,
 			       (MPI_Wtime() - t0) * 1e3 / trials);
-		disturbed = p_net == 0 && seen > 1.5 * p + 0.002;
+		/* Undisturbed runs see 0.7-1.0 p (LAST packets are never dropped).  The host's
+		 * own drops come in bursts the independent-loss theory does not describe: 1.67%
+		 * seen at 1% injected under make check -j2 gave 3.4x its nmse. */
+		disturbed = p_net == 0 && seen > 1.25 * p + 0.001;
 		if (disturbed && !final) {
 			if (rank == 0)
 				printf(
