@@ -37,7 +37,8 @@
  *    t_C gets no samples, so from the OR_TMO_BACKOFF_CUTS-th hard timeout in a
  *    row with loss above loss_threshold whose phases add up to at least
  *    cfg.backoff_after_us (a slowdown that lasts, not a burst of cross
- *    traffic, which lasts up to seconds), each one multiplies backoff by
+ *    traffic, which lasts up to seconds), or from the
+ *    OR_TMO_BACKOFF_CUTS_ANYWAY-th, each one multiplies backoff by
  *    cfg.backoff; a clean completion that fits the deadline without backoff
  *    ends it, a slower one decays it toward 1 (weight cfg.ewma_alpha).  A burst that cuts one or
  * two operations is what the deadline is for, and does not lengthen the next ones.  A persistent
@@ -81,6 +82,9 @@
  * operation later.
  */
 #define OR_TMO_BACKOFF_CUTS 3
+/* ... or this many, however short: small operations' cuts come from the hosts' scheduling
+ * (a rank off its CPU for a few ms), which a burst's horizon would never see end. */
+#define OR_TMO_BACKOFF_CUTS_ANYWAY 8
 
 /*
  * Peers' estimates of communicators up to this size live inside struct

@@ -661,6 +661,17 @@ static void test_adapt(void)
 		or_tmo_complete(&t, SZ, 1500, 1, 0.5);
 	CHECK(or_tmo_deadline(&t, SZ) == 1500,
 	      "a clean completion ends the backoff and starts the horizon again");
+	/* However long the horizon, OR_TMO_BACKOFF_CUTS_ANYWAY cuts in a row back off. */
+	c.backoff_after_us = 1000000000;
+	or_tmo_init(&t, &c);
+	calibrate_flat(&t, 8, 1000);
+	for (int i = 0; i < OR_TMO_BACKOFF_CUTS_ANYWAY - 1; i++)
+		or_tmo_complete(&t, SZ, 1500, 1, 0.5);
+	CHECK(or_tmo_deadline(&t, SZ) == 1500, "%d short cuts: deadline stays",
+	      OR_TMO_BACKOFF_CUTS_ANYWAY - 1);
+	CHECK(or_tmo_complete(&t, SZ, 1500, 1, 0.5) == OR_TMO_BACKOFF &&
+	          or_tmo_deadline(&t, SZ) == 2250,
+	      "the %dth: backoff, deadline 2250", OR_TMO_BACKOFF_CUTS_ANYWAY);
 	c.backoff_after_us = 0;
 
 	/* t_C is a median: bursts that slow fewer than half of the window do not move it. */

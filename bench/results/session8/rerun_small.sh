@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Session 8, second build: the scenarios at 2 MiB and below again (and (c), whose
+# first run had 265 steal windows), after the deadline
+# backoff also counts cuts (OR_TMO_BACKOFF_CUTS_ANYWAY); at 4 MiB and above the 1 s
+# horizon is reached first, so those runs of run_all.sh stand for this build too.
+# Usage: bench/results/session8/rerun_small.sh BENCH_BINARY
+set -u
+B=${1:?bench binary}
+HERE=$(cd "$(dirname "$0")" && pwd)
+RC=$(cd "$HERE/../.." && pwd)/run_cluster.sh
+common=(--mode bounded --algorithm transpose -f --warmup-large 16)
+run() { # NAME [cluster opts] -- [bench opts]
+	local name=$1; shift
+	local up=()
+	while [ "$1" != -- ]; do up+=("$1"); shift; done; shift
+	echo "== $name $(date -u +%H:%M:%S)"
+	timeout 1500 "$RC" "${up[@]}" --results "$HERE/small/$name" --bench "$B" -- "${common[@]}" "$@" 2>&1 |
+		grep -v progress | grep -E '^[0-9]'
+}
+run a-1M-4M -- --sync-start 50 -m 1m:4m --iter-large 100
+run a-64K -- --sync-start 50 -m 64k:64k --iter-large 200
+run b-1M-4M --loss 0.01 -- --sync-start 250 -m 1m:4m --iter-large 100
+run b-64K --loss 0.01 -- --sync-start 250 -m 64k:64k --iter-large 200
+run d-64K --rate none --loss 0.01 -- --sync-start 250 -m 64k:64k --iter-large 200
+run d-1M --rate none --loss 0.01 -- --sync-start 250 -m 1m:1m --iter-large 200
+run c-4M-16M --rate none -- --sync-start 50 -m 4m:16m --iter-large 60
+echo "== done $(date -u +%H:%M:%S)"
