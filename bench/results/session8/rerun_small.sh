@@ -23,5 +23,4 @@ run b-1M-4M --loss 0.01 -- --sync-start 250 -m 1m:4m --iter-large 100
 run b-64K --loss 0.01 -- --sync-start 250 -m 64k:64k --iter-large 200
 run d-64K --rate none --loss 0.01 -- --sync-start 250 -m 64k:64k --iter-large 200
 run d-1M --rate none --loss 0.01 -- --sync-start 250 -m 1m:1m --iter-large 200
-run c-4M-16M --rate none -- --sync-start 50 -m 4m:16m --iter-large 60
 echo "== done $(date -u +%H:%M:%S)"
