@@ -7,16 +7,9 @@ set -u
 B=${1:?bench binary}
 HERE=$(cd "$(dirname "$0")" && pwd)
 R=$(cd "${2:-$HERE}" && pwd)
-RC=$(cd "$HERE/../.." && pwd)/run_cluster.sh
 common=(--mode bounded --algorithm transpose -f --warmup-large 16)
-run() { # NAME [cluster opts] -- [bench opts]
-	local name=$1; shift
-	local up=() 
-	while [ "$1" != -- ]; do up+=("$1"); shift; done; shift
-	echo "== $name $(date -u +%H:%M:%S)"
-	timeout 1500 "$RC" "${up[@]}" --results "$R/$name" --bench "$B" -- "${common[@]}" "$@" 2>&1 |
-		grep -v progress | grep -E '^[0-9]'
-}
+OUT=$R
+. "$HERE/../../scenarios.sh"
 run a-1M-4M -- --sync-start 50 -m 1m:4m --iter-large 100
 run a-4M-fixed300 --no-baseline -- --sync-start 50 -m 4m:4m --iter-large 100 --param timeout_us=300000
 run a-16M -- --sync-start 50 -m 16m:16m --iter-large 60

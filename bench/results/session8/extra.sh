@@ -6,16 +6,9 @@
 set -u
 B=${1:?bench binary}
 HERE=$(cd "$(dirname "$0")" && pwd)
-RC=$(cd "$HERE/../.." && pwd)/run_cluster.sh
 common=(--mode bounded --algorithm transpose -f --warmup-large 16)
-run() { # NAME [cluster opts] -- [bench opts]
-	local name=$1; shift
-	local up=()
-	while [ "$1" != -- ]; do up+=("$1"); shift; done; shift
-	echo "== $name $(date -u +%H:%M:%S)"
-	timeout 1500 "$RC" "${up[@]}" --results "$HERE/extra/$name" --bench "$B" -- "${common[@]}" "$@" 2>&1 |
-		grep -v progress | grep -E '^[0-9]'
-}
+OUT=$HERE/extra
+. "$HERE/../../scenarios.sh"
 run i4c-4M-cross-m11 --cross-traffic max --cross-onoff 500:4000 --cross-flows 6 --cross-sync --offload -- \
 	--sync-start 250 -m 4m:4m --iter-large 300 --param calib_margin=1.1
 run i4b-4M-cross-m11 --cross-traffic max --cross-onoff 300:1200 --offload -- \

@@ -7,16 +7,9 @@
 set -u
 B=${1:?bench binary}
 HERE=$(cd "$(dirname "$0")" && pwd)
-RC=$(cd "$HERE/../.." && pwd)/run_cluster.sh
 common=(--mode bounded --algorithm transpose -f --warmup-large 16)
-run() { # NAME [cluster opts] -- [bench opts]
-	local name=$1; shift
-	local up=()
-	while [ "$1" != -- ]; do up+=("$1"); shift; done; shift
-	echo "== $name $(date -u +%H:%M:%S)"
-	timeout 1500 "$RC" "${up[@]}" --results "$HERE/small/$name" --bench "$B" -- "${common[@]}" "$@" 2>&1 |
-		grep -v progress | grep -E '^[0-9]'
-}
+OUT=$HERE/small
+. "$HERE/../../scenarios.sh"
 run a-1M-4M -- --sync-start 50 -m 1m:4m --iter-large 100
 # a-64K: run by hand first (same arguments)
 #run a-64K -- --sync-start 50 -m 64k:64k --iter-large 200
