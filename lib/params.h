@@ -57,9 +57,8 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "Bounded mode: t_B = percentile * margin; the default deadline is 1.2x a normal phase")  \
 	X(BACKOFF_AFTER_US, "backoff_after_us", OR_PT_INT, "1000000", "0", "600000000",            \
 	  "Bounded mode: the deadline backs off (x1.5 per cut) only once heavy-loss cuts in a "    \
-	  "row "                                                                                   \
-	  "(at least 3) have cut phases for this long, or 8 cuts in a row: a slowdown that "       \
-	  "lasts, not a burst")                                                                    \
+	  "row (at least 3) have cut phases for this long, or 8 cuts in a row: a slowdown "        \
+	  "that lasts, not a burst")                                                               \
 	X(EARLY_TIMEOUT, "early_timeout", OR_PT_BOOL, "1", "", "",                                 \
 	  "Bounded mode: close a phase once every sender's last packet is in and nothing "         \
 	  "arrived for early_fraction * t_C; 0 = wait for all data or the hard bound")             \

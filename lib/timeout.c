@@ -381,11 +381,19 @@ static void finish_calibration(struct or_tmo *t, struct or_tmo_class *k)
 	k->consensus_stale = 1;
 }
 
+/* The class's deadline without backoff, from this rank's t_C until peers' estimates are in. */
+static double plain_bound(const struct or_tmo_class *k)
+{
+	double cons = k->consensus ? (double)k->consensus : k->t_c;
+	return k->t_b * cons / k->t_c0;
+}
+
 static enum or_tmo_reason fold_sample(struct or_tmo *t, struct or_tmo_class *k, uint32_t sample,
                                       int hit, double loss)
 {
 	const struct or_tmo_config *cfg = &t->cfg;
-	double cap, plain, cons;
+	int heavy = loss > cfg->loss_threshold;
+	double cap, plain;
 
 	if (!cfg->user_timeout_us && !k->calibrated) {
 		/* Timed-out operations count too: they show that the tail is long. */
@@ -401,8 +409,6 @@ static enum or_tmo_reason fold_sample(struct or_tmo *t, struct or_tmo_class *k, 
 
 	if (!hit) {
 		track(k, sample);
-		cons = k->consensus ? (double)k->consensus : k->t_c;
-		plain = k->t_b * cons / k->t_c0;
 		/*
 		 * A completion that would have met the deadline without the backoff says the
 		 * slowdown that caused it is over: end it at once.  Decaying it over 8
@@ -410,7 +416,7 @@ static enum or_tmo_reason fold_sample(struct or_tmo *t, struct or_tmo_class *k, 
 		 * burst of cross traffic, and the next burst ran into those.  A completion
 		 * slower than that decays it, so a network that slowed for good keeps room.
 		 */
-		if ((double)sample <= plain)
+		if ((double)sample <= plain_bound(k))
 			k->backoff = 1.0;
 		else
 			k->backoff = 1.0 + (k->backoff - 1.0) * (1.0 - cfg->ewma_alpha);
@@ -419,15 +425,14 @@ static enum or_tmo_reason fold_sample(struct or_tmo *t, struct or_tmo_class *k, 
 		return OR_TMO_TRACKED;
 	}
 
-	if (loss > cfg->loss_threshold) {
+	if (heavy) {
 		k->cuts_in_row++;
 		k->cut_us += sample;
 	}
-	if (k->calibrated && !cfg->user_timeout_us && cfg->backoff > 1.0 &&
-	    loss > cfg->loss_threshold && k->cuts_in_row >= OR_TMO_BACKOFF_CUTS &&
+	if (k->calibrated && !cfg->user_timeout_us && cfg->backoff > 1.0 && heavy &&
+	    k->cuts_in_row >= OR_TMO_BACKOFF_CUTS &&
 	    (k->cut_us >= cfg->backoff_after_us || k->cuts_in_row >= OR_TMO_BACKOFF_CUTS_ANYWAY)) {
-		cons = k->consensus ? (double)k->consensus : k->t_c;
-		plain = k->t_b * cons / k->t_c0;
+		plain = plain_bound(k);
 		/* Beyond max_us more backoff changes nothing now and only slows recovery. */
 		cap = plain > 0.0 ? (double)cfg->max_us / plain : 1.0;
 		if (cap < 1.0)

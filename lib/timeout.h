@@ -40,10 +40,11 @@
  *    traffic, which lasts up to seconds), or from the
  *    OR_TMO_BACKOFF_CUTS_ANYWAY-th, each one multiplies backoff by
  *    cfg.backoff; a clean completion that fits the deadline without backoff
- *    ends it, a slower one decays it toward 1 (weight cfg.ewma_alpha).  A burst that cuts one or
- * two operations is what the deadline is for, and does not lengthen the next ones.  A persistent
- *    straggler also triggers it (its share of the data is lost at every
- *    deadline); set cfg.backoff = 1 to always cut stragglers at t_B instead.
+ *    ends it, a slower one decays it toward 1 (weight cfg.ewma_alpha).  A
+ *    burst that cuts one or two operations is what the deadline is for, and
+ *    does not lengthen the next ones.  A persistent straggler also triggers
+ *    it (its share of the data is lost at every deadline); set cfg.backoff = 1
+ *    to always cut stragglers at t_B instead.
  *
  * Per communicator: the Transpose incast, AIMD within [1, nranks-1]: halved
  * on loss above loss_threshold in an operation that did not hit the hard
