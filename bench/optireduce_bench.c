@@ -36,8 +36,9 @@
 #define PROGRESS_EVERY_S   10.0
 #define MAX_PARAMS         64
 
-enum impl { IMPL_OURS, IMPL_MPI };
-static const char *impl_name[] = {"optireduce", "mpi"};
+/* IMPL_OURS_B: a second communicator with --compare-param, timed alternately with the first. */
+enum impl { IMPL_OURS, IMPL_OURS_B, IMPL_MPI, IMPL_COUNT };
+static const char *impl_name[] = {"optireduce", "optireduce-b", "mpi"};
 
 struct options {
 	size_t min_size, max_size;
@@ -49,6 +50,8 @@ struct options {
 	const char *algorithm;
 	const char *params[MAX_PARAMS];
 	int nparams;
+	const char *bparams[MAX_PARAMS]; /* --compare-param: variant B's changes */
+	int nbparams;
 	int baseline_mpi; /* also time MPI_Allreduce */
 	int only_mpi;     /* time MPI_Allreduce only */
 	const char *csv;
@@ -131,6 +134,13 @@ static void usage(void)
 		    "OPTIREDUCE_MODE, else exact)\n"
 		    "      --algorithm NAME       algorithm or tune string (param 'algorithm')\n"
 		    "      --param NAME=VALUE     set a liboptireduce parameter; repeatable\n"
+		    "      --compare-param NAME=VALUE\n"
+		    "                             also time variant B, a second communicator with "
+		    "this\n"
+		    "                             parameter changed (repeatable), alternating "
+		    "with A\n"
+		    "                             every iteration: an A/B test under the same "
+		    "conditions\n"
 		    "      --baseline mpi         also time MPI_Allreduce, interleaved per size\n"
 		    "      --only mpi             time MPI_Allreduce only\n"
 		    "      --csv FILE             every iteration's latency: "
@@ -230,7 +240,8 @@ static void parse_args(int argc, char **argv, struct options *o)
 		O_ITER_LARGE,
 		O_WARMUP_LARGE,
 		O_DELAY,
-		O_SYNC
+		O_SYNC,
+		O_COMPARE
 	};
 	static const struct option longs[] = {
 	    {"message-size", required_argument, NULL, 'm'},
@@ -250,6 +261,7 @@ static void parse_args(int argc, char **argv, struct options *o)
 	    {"warmup-large", required_argument, NULL, O_WARMUP_LARGE},
 	    {"delay", required_argument, NULL, O_DELAY},
 	    {"sync-start", required_argument, NULL, O_SYNC},
+	    {"compare-param", required_argument, NULL, O_COMPARE},
 	    {NULL, 0, NULL, 0},
 	};
 	int c, set_i = 0, set_x = 0, set_il = 0, set_xl = 0;
@@ -342,6 +354,13 @@ static void parse_args(int argc, char **argv, struct options *o)
 				usage_error("too many --param");
 			o->params[o->nparams++] = optarg;
 			break;
+		case O_COMPARE:
+			if (!strchr(optarg, '=') || optarg[0] == '=')
+				usage_error("--compare-param wants NAME=VALUE, not '%s'", optarg);
+			if (o->nbparams == MAX_PARAMS)
+				usage_error("too many --compare-param");
+			o->bparams[o->nbparams++] = optarg;
+			break;
 		case O_BASELINE:
 			if (strcasecmp(optarg, "mpi") != 0)
 				usage_error("--baseline: only 'mpi' is known, not '%s'", optarg);
@@ -397,6 +416,9 @@ static void parse_args(int argc, char **argv, struct options *o)
 		o->warmup_large = o->warmup;
 	if (o->only_mpi)
 		o->baseline_mpi = 0;
+	if (o->only_mpi && o->nbparams)
+		usage_error("--compare-param compares two liboptireduce communicators, not with "
+		            "--only mpi");
 	if (o->min_size == 0)
 		o->min_size = 1;
 	if (o->max_size < o->min_size)
@@ -634,7 +656,7 @@ static double percentile(const double *sorted, long n, double p)
 	return sorted[k - 1];
 }
 
-static void progress(enum impl impl, size_t size, long it, long total)
+static void progress(const char *what, size_t size, long it, long total)
 {
 	double t = now_s();
 
@@ -642,17 +664,27 @@ static void progress(enum impl impl, size_t size, long it, long total)
 		return;
 	t_last_progress = t;
 	fprintf(stderr, "# [progress] %.0f s: %s, size %zu, iteration %ld of %ld\n", t - t_begin,
-	        impl_name[impl], size, it, total);
+	        what, size, it, total);
 	fflush(stderr);
 }
 
 struct bench {
 	const struct options *o;
-	optireduce_comm_t *comm;
-	void *sbuf, *rbuf;
-	double *lat, *maxlat; /* this rank's, and MAX over ranks (rank 0) */
+	optireduce_comm_t *comm[2]; /* A, and B (--compare-param) */
+	void *sbuf;
+	void *rbuf[IMPL_COUNT];  /* one each: interleaved runs validate their own result */
+	double *lat[IMPL_COUNT]; /* this rank's */
+	double *maxlat;          /* MAX over ranks (rank 0) */
 	FILE *csv;
 	int bounded;
+};
+
+/* One implementation's counts while a size runs. */
+struct tally {
+	/* contributions missing, expected; elements received, expected (both phases) */
+	double sums[4];
+	double last_loss; /* in the last operation: what validation must allow for */
+	long late_starts;
 };
 
 /*
@@ -719,73 +751,71 @@ static int sync_start(long ms)
 	return 0;
 }
 
-/* Times one implementation at one size; rank 0 gets the statistics. */
-static void run_size(struct bench *b, enum impl impl, size_t size, struct result *res)
+/* One timed (or warm-up) call of impl, after its own barrier and synchronised start. */
+static void time_one(struct bench *b, enum impl impl, size_t size, long it, long warmup,
+                     struct tally *t)
 {
 	const struct options *o = b->o;
-	size_t esize = optireduce_dtype_size(o->dtype), count = size / esize;
-	long iters = size > LARGE_MESSAGE_SIZE ? o->iters_large : o->iters;
-	long warmup = size > LARGE_MESSAGE_SIZE ? o->warmup_large : o->warmup;
-	/* contributions missing, expected; elements received, expected (both phases) */
-	double sums[4] = {0, 0, 0, 0}, tot[4];
-	double rel_err = 0, last_loss = 0, max_loss = 0;
-	int bad, anybad;
-	long late_starts = 0;
+	size_t count = size / optireduce_dtype_size(o->dtype);
+	struct optireduce_status st;
+	double t0, t1;
+	int ret;
 
-	for (long it = 0; it < warmup + iters; it++) {
-		struct optireduce_status st;
-		double t0, t1;
-		int ret;
-
-		sleeping_barrier();
-		if (o->sync_ms > 0)
-			late_starts += sync_start(o->sync_ms);
-		if (straggles(o, it)) {
-			struct timespec ts = {o->delay_us / 1000000,
-			                      (o->delay_us % 1000000) * 1000};
-			while (nanosleep(&ts, &ts) && errno == EINTR)
-				;
-		}
-		t0 = now_s();
-		if (impl == IMPL_OURS) {
-			ret = optireduce_allreduce(b->comm, b->sbuf, b->rbuf, count, o->dtype,
-			                           o->op, &st);
-			t1 = now_s();
-			if (ret)
-				die("optireduce_allreduce(%zu bytes, iteration %ld) failed: %s",
-				    size, it, optireduce_strerror(ret));
-			if (it >= warmup && b->bounded) {
-				sums[0] += (double)st.contributions_missing;
-				sums[1] += (double)st.contributions_expected;
-				sums[2] +=
-				    (double)(st.elements_received[0] + st.elements_received[1]);
-				sums[3] +=
-				    (double)(st.elements_expected[0] + st.elements_expected[1]);
-			}
-			if (b->bounded && st.elements_expected[0] + st.elements_expected[1])
-				last_loss =
-				    1.0 -
-				    (double)(st.elements_received[0] + st.elements_received[1]) /
-				        (double)(st.elements_expected[0] + st.elements_expected[1]);
-		} else {
-			ret = MPI_Allreduce(b->sbuf, b->rbuf, (int)count, mpi_dtype(o->dtype),
-			                    mpi_op(o->op), MPI_COMM_WORLD);
-			t1 = now_s();
-			if (ret != MPI_SUCCESS)
-				die("MPI_Allreduce(%zu bytes, iteration %ld) failed: error %d",
-				    size, it, ret);
-		}
-		if (it >= warmup)
-			b->lat[it - warmup] = (t1 - t0) * 1e6;
-		progress(impl, size, it + 1, warmup + iters);
+	sleeping_barrier();
+	if (o->sync_ms > 0)
+		t->late_starts += sync_start(o->sync_ms);
+	if (straggles(o, it)) {
+		struct timespec ts = {o->delay_us / 1000000, (o->delay_us % 1000000) * 1000};
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
 	}
+	t0 = now_s();
+	if (impl != IMPL_MPI) {
+		ret = optireduce_allreduce(b->comm[impl == IMPL_OURS_B], b->sbuf, b->rbuf[impl],
+		                           count, o->dtype, o->op, &st);
+		t1 = now_s();
+		if (ret)
+			die("%s(%zu bytes, iteration %ld) failed: %s", impl_name[impl], size, it,
+			    optireduce_strerror(ret));
+		if (it >= warmup && b->bounded) {
+			t->sums[0] += (double)st.contributions_missing;
+			t->sums[1] += (double)st.contributions_expected;
+			t->sums[2] += (double)(st.elements_received[0] + st.elements_received[1]);
+			t->sums[3] += (double)(st.elements_expected[0] + st.elements_expected[1]);
+		}
+		if (b->bounded && st.elements_expected[0] + st.elements_expected[1])
+			t->last_loss =
+			    1.0 - (double)(st.elements_received[0] + st.elements_received[1]) /
+			              (double)(st.elements_expected[0] + st.elements_expected[1]);
+	} else {
+		ret = MPI_Allreduce(b->sbuf, b->rbuf[impl], (int)count, mpi_dtype(o->dtype),
+		                    mpi_op(o->op), MPI_COMM_WORLD);
+		t1 = now_s();
+		if (ret != MPI_SUCCESS)
+			die("MPI_Allreduce(%zu bytes, iteration %ld) failed: error %d", size, it,
+			    ret);
+	}
+	if (it >= warmup)
+		b->lat[impl][it - warmup] = (t1 - t0) * 1e6;
+}
+
+/* Checks impl's last result and reduces its latencies; rank 0 gets the statistics. */
+static void summarize(struct bench *b, enum impl impl, size_t size, long iters,
+                      const struct tally *t, struct result *res)
+{
+	const struct options *o = b->o;
+	size_t count = size / optireduce_dtype_size(o->dtype);
+	double tot[4], rel_err = 0, max_loss = 0, last_loss = t->last_loss;
+	double sums[4] = {t->sums[0], t->sums[1], t->sums[2], t->sums[3]};
+	long late_starts = t->late_starts, total_late = 0;
+	int bad, anybad;
 
 	/* The inputs never change, so the last result must be the known sum; a bounded one
 	 * within what the data lost in that operation (on any rank) can explain. */
 	MPI_Allreduce(&last_loss, &max_loss, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-	bad = validate(b->rbuf, count, o,
+	bad = validate(b->rbuf[impl], count, o,
 	               impl == IMPL_MPI && o->op == OPTIREDUCE_AVG ? OPTIREDUCE_SUM : o->op,
-	               impl == IMPL_OURS && b->bounded, max_loss, &rel_err);
+	               impl != IMPL_MPI && b->bounded, max_loss, &rel_err);
 	MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	if (anybad) {
 		if (rank == 0)
@@ -796,19 +826,15 @@ static void run_size(struct bench *b, enum impl impl, size_t size, struct result
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 
-	MPI_Reduce(b->lat, b->maxlat, (int)iters, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+	MPI_Reduce(b->lat[impl], b->maxlat, (int)iters, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
 	MPI_Reduce(sums, tot, 4, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-	{
-		long total_late = 0;
-		MPI_Reduce(&late_starts, &total_late, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-		if (rank == 0 && total_late)
-			printf(
-			    "# %s, %zu bytes: %ld rank-iterations reached the synchronised start "
-			    "late (raise --sync-start)\n",
-			    impl_name[impl], size, total_late);
-	}
+	MPI_Reduce(&late_starts, &total_late, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
 	if (rank != 0)
 		return;
+	if (total_late)
+		printf("# %s, %zu bytes: %ld rank-iterations reached the synchronised start "
+		       "late (raise --sync-start)\n",
+		       impl_name[impl], size, total_late);
 	if (b->csv) {
 		for (long it = 0; it < iters; it++)
 			fprintf(b->csv, "%s,%zu,%ld,%.3f\n", impl_name[impl], size, it,
@@ -827,6 +853,33 @@ static void run_size(struct bench *b, enum impl impl, size_t size, struct result
 	res->p99 = percentile(b->maxlat, iters, 99);
 	res->lost_pct = tot[1] > 0 ? 100.0 * tot[0] / tot[1] : 0;
 	res->data_lost_pct = tot[3] > 0 ? 100.0 * (1.0 - tot[2] / tot[3]) : 0;
+}
+
+/*
+ * Times n implementations at one size, interleaved per iteration, the order rotating
+ * every iteration (A B, B A, ...) so that neither always runs right after the other or
+ * first after the barrier: what the machine does meanwhile (hypervisor steal here comes
+ * in bursts of seconds) falls on both alike.  res is indexed by implementation.
+ */
+static void run_size(struct bench *b, const enum impl *impls, int n, size_t size,
+                     struct result *res)
+{
+	const struct options *o = b->o;
+	long iters = size > LARGE_MESSAGE_SIZE ? o->iters_large : o->iters;
+	long warmup = size > LARGE_MESSAGE_SIZE ? o->warmup_large : o->warmup;
+	struct tally t[IMPL_COUNT];
+
+	memset(t, 0, sizeof(t));
+	for (long it = 0; it < warmup + iters; it++) {
+		for (int k = 0; k < n; k++) {
+			enum impl impl = impls[(it + k) % n];
+			time_one(b, impl, size, it, warmup, &t[impl]);
+		}
+		progress(n > 1 ? "optireduce A and B" : impl_name[impls[0]], size, it + 1,
+		         warmup + iters);
+	}
+	for (int k = 0; k < n; k++)
+		summarize(b, impls[k], size, iters, &t[impls[k]], &res[impls[k]]);
 }
 
 /* The machine's load: benchmarks on a shared machine should say how shared it was. */
@@ -897,6 +950,13 @@ static void print_header(const struct options *o, optireduce_comm_t *comm)
 		       "Lost(%%) = contributions\n"
 		       "# (whole blocks) missing, estimated from the rest.\n");
 	print_loadavg("at start");
+	if (o->nbparams) {
+		printf("# A/B: row B:SIZE is a second communicator with");
+		for (int k = 0; k < o->nbparams; k++)
+			printf(" %s", o->bparams[k]);
+		printf(" (A's parameters otherwise);\n# A and B alternate every iteration (A B, "
+		       "B A, ...), each after its own barrier.\n");
+	}
 	if (o->baseline_mpi)
 		printf("# Per size: liboptireduce, then MPI_Allreduce (interleaved); ratio = "
 		       "liboptireduce / MPI.\n");
@@ -912,10 +972,14 @@ static void print_header(const struct options *o, optireduce_comm_t *comm)
 	fflush(stdout);
 }
 
-static void print_row(const struct options *o, size_t size, const struct result *r,
-                      const struct result *mpi)
+/* label: NULL for A (or MPI alone), "B:" for variant B, so that B's rows are told apart. */
+static void print_row(const struct options *o, const char *label, size_t size,
+                      const struct result *r, const struct result *mpi)
 {
-	printf("%-10zu%18.2f", size, r->avg);
+	if (label)
+		printf("%s%-*zu%18.2f", label, (int)(10 - strlen(label)), size, r->avg);
+	else
+		printf("%-10zu%18.2f", size, r->avg);
 	if (o->full)
 		printf("%18.2f%18.2f%12ld", r->min, r->max, r->iters);
 	printf("%12.2f%12.2f", r->p50, r->p99);
@@ -925,6 +989,55 @@ static void print_row(const struct options *o, size_t size, const struct result 
 		printf("%14.2f%14.2f%11.3f%11.3f", mpi->p50, mpi->p99, r->p50 / mpi->p50,
 		       r->p99 / mpi->p99);
 	printf("\n");
+	fflush(stdout);
+}
+
+/* On the context, so creation-only ones (provider, mode, calib_margin) work too. */
+static void set_ctx_params(optireduce_ctx_t *ctx, const char *const *params, int n,
+                           const char *option)
+{
+	for (int k = 0; k < n; k++) {
+		char name[128];
+		const char *eq = strchr(params[k], '=');
+		size_t len = (size_t)(eq - params[k]);
+		int ret;
+
+		if (len >= sizeof(name))
+			usage_error("parameter name too long in '%s'", params[k]);
+		memcpy(name, params[k], len);
+		name[len] = '\0';
+		ret = optireduce_ctx_set_param(ctx, name, eq + 1);
+		if (ret)
+			usage_error("%s %s: %s", option, params[k], optireduce_strerror(ret));
+	}
+}
+
+/*
+ * B is created from the same context after A, with --compare-param applied on top of
+ * --param: a communicator takes the context's parameters when it is created.
+ */
+static void create_variant_b(const struct options *o, optireduce_ctx_t *ctx, struct bench *b)
+{
+	int ret;
+
+	set_ctx_params(ctx, o->bparams, o->nbparams, "--compare-param");
+	ret = optireduce_comm_from_mpi_mode(ctx, MPI_COMM_WORLD, o->mode, &b->comm[1]);
+	if (ret)
+		die("communicator B creation failed: %s", optireduce_strerror(ret));
+	if (o->algorithm) {
+		ret = optireduce_comm_set_param(b->comm[1], "algorithm", o->algorithm);
+		if (ret)
+			die("--algorithm %s on B: %s", o->algorithm, optireduce_strerror(ret));
+	}
+}
+
+/* Variant B's row, then how A compares with it. */
+static void print_ab(const struct options *o, size_t size, const struct result *a,
+                     const struct result *b, const struct result *mpi)
+{
+	print_row(o, "B:", size, b, mpi);
+	printf("# A/B at %zu: Avg %.3f, P50 %.3f, P99 %.3f\n", size, a->avg / b->avg,
+	       a->p50 / b->p50, a->p99 / b->p99);
 	fflush(stdout);
 }
 
@@ -978,21 +1091,8 @@ int main(int argc, char **argv)
 		ret = optireduce_init(OPTIREDUCE_API_VERSION, &ctx);
 		if (ret)
 			die("optireduce_init: %s", optireduce_strerror(ret));
-		/* On the context, so creation-only ones (provider, mode) work too. */
-		for (int k = 0; k < o.nparams; k++) {
-			char name[128];
-			const char *eq = strchr(o.params[k], '=');
-			size_t n = (size_t)(eq - o.params[k]);
-			if (n >= sizeof(name))
-				usage_error("parameter name too long in '%s'", o.params[k]);
-			memcpy(name, o.params[k], n);
-			name[n] = '\0';
-			ret = optireduce_ctx_set_param(ctx, name, eq + 1);
-			if (ret)
-				usage_error("--param %s: %s", o.params[k],
-				            optireduce_strerror(ret));
-		}
-		ret = optireduce_comm_from_mpi_mode(ctx, MPI_COMM_WORLD, o.mode, &b.comm);
+		set_ctx_params(ctx, o.params, o.nparams, "--param");
+		ret = optireduce_comm_from_mpi_mode(ctx, MPI_COMM_WORLD, o.mode, &b.comm[0]);
 		if (ret)
 			die("communicator creation (mode %s) failed: %s",
 			    o.mode == OPTIREDUCE_MODE_BOUNDED ? "bounded" : "default/exact",
@@ -1014,35 +1114,43 @@ int main(int argc, char **argv)
 						fprintf(stderr, " %s", name);
 					fprintf(stderr, "\n");
 				}
-				optireduce_comm_destroy(b.comm);
+				optireduce_comm_destroy(b.comm[0]);
 				optireduce_finalize(ctx);
 				MPI_Finalize();
 				return 1;
 			}
 		}
 		if (o.algorithm) {
-			ret = optireduce_comm_set_param(b.comm, "algorithm", o.algorithm);
+			ret = optireduce_comm_set_param(b.comm[0], "algorithm", o.algorithm);
 			if (ret)
 				die("--algorithm %s: %s", o.algorithm, optireduce_strerror(ret));
 		}
 		if (o.mode == OPTIREDUCE_MODE_DEFAULT) {
 			char m[32] = "";
-			optireduce_comm_get_param(b.comm, "mode", m, sizeof(m), NULL);
+			optireduce_comm_get_param(b.comm[0], "mode", m, sizeof(m), NULL);
 			o.mode = strcasecmp(m, "bounded") == 0 ? OPTIREDUCE_MODE_BOUNDED
 			                                       : OPTIREDUCE_MODE_EXACT;
 		}
 		b.bounded = o.mode == OPTIREDUCE_MODE_BOUNDED && is_float(o.dtype) &&
 		            (o.op == OPTIREDUCE_SUM || o.op == OPTIREDUCE_AVG);
+		if (o.nbparams)
+			create_variant_b(&o, ctx, &b);
 	}
 
 	b.sbuf = alloc_buf(maxcount * esize);
-	b.rbuf = alloc_buf(maxcount * esize);
 	for (size_t i = 0; i < maxcount; i++)
 		store(b.sbuf, i, o.dtype, input(rank, i, o.op));
 	maxiters = o.iters > o.iters_large ? o.iters : o.iters_large;
-	b.lat = calloc((size_t)maxiters, sizeof(double));
+	for (int k = 0; k < IMPL_COUNT; k++) {
+		if (k == IMPL_OURS_B && !b.comm[1])
+			continue;
+		b.rbuf[k] = alloc_buf(maxcount * esize);
+		b.lat[k] = calloc((size_t)maxiters, sizeof(double));
+		if (!b.lat[k])
+			die("out of memory");
+	}
 	b.maxlat = calloc((size_t)maxiters, sizeof(double));
-	if (!b.lat || !b.maxlat)
+	if (!b.maxlat)
 		die("out of memory");
 	if (rank == 0 && o.csv) {
 		b.csv = fopen(o.csv, "w");
@@ -1051,23 +1159,29 @@ int main(int argc, char **argv)
 		fprintf(b.csv, "impl,size,iter,latency_us\n");
 	}
 	if (rank == 0)
-		print_header(&o, b.comm);
+		print_header(&o, b.comm[0]);
 
 	for (size_t size = min; size <= o.max_size; size *= 2) {
-		struct result ours, mpi;
+		static const enum impl ours[] = {IMPL_OURS, IMPL_OURS_B}, mpi[] = {IMPL_MPI};
+		struct result res[IMPL_COUNT];
 
 		if (size / esize > (size_t)INT32_MAX && (o.baseline_mpi || o.only_mpi))
 			die("%zu bytes: too many elements for MPI_Allreduce's int count", size);
 		if (o.only_mpi) {
-			run_size(&b, IMPL_MPI, size, &mpi);
+			run_size(&b, mpi, 1, size, res);
 			if (rank == 0)
-				print_row(&o, size, &mpi, NULL);
+				print_row(&o, NULL, size, &res[IMPL_MPI], NULL);
 		} else {
-			run_size(&b, IMPL_OURS, size, &ours);
+			const struct result *base = o.baseline_mpi ? &res[IMPL_MPI] : NULL;
+			run_size(&b, ours, b.comm[1] ? 2 : 1, size, res);
 			if (o.baseline_mpi)
-				run_size(&b, IMPL_MPI, size, &mpi);
-			if (rank == 0)
-				print_row(&o, size, &ours, o.baseline_mpi ? &mpi : NULL);
+				run_size(&b, mpi, 1, size, res);
+			if (rank == 0) {
+				print_row(&o, NULL, size, &res[IMPL_OURS], base);
+				if (b.comm[1])
+					print_ab(&o, size, &res[IMPL_OURS], &res[IMPL_OURS_B],
+					         base);
+			}
 		}
 		if (size > SIZE_MAX / 2)
 			break;
@@ -1079,13 +1193,16 @@ int main(int argc, char **argv)
 	}
 	if (b.csv)
 		fclose(b.csv);
-	if (b.comm && (ret = optireduce_comm_destroy(b.comm)))
-		die("optireduce_comm_destroy: %s", optireduce_strerror(ret));
+	for (int k = 0; k < 2; k++)
+		if (b.comm[k] && (ret = optireduce_comm_destroy(b.comm[k])))
+			die("optireduce_comm_destroy: %s", optireduce_strerror(ret));
 	if (ctx && (ret = optireduce_finalize(ctx)))
 		die("optireduce_finalize: %s", optireduce_strerror(ret));
 	free(b.sbuf);
-	free(b.rbuf);
-	free(b.lat);
+	for (int k = 0; k < IMPL_COUNT; k++) {
+		free(b.rbuf[k]);
+		free(b.lat[k]);
+	}
 	free(b.maxlat);
 	MPI_Finalize();
 	return 0;
