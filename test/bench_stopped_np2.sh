@@ -1,0 +1,43 @@
+#!/bin/sh
+# A rank stopped and continued (SIGSTOP/SIGCONT: a suspended job, a debugger, the emulated
+# cloud's stopped straggler) must not fail an operation: on Linux a blocking epoll_wait
+# returns EINTR after SIGCONT even without a handler.  optireduce_bench checks its own
+# results (exact: the known sum; bounded: within what was lost), so success means correct.
+top_srcdir=${top_srcdir:-.}
+bench=${top_builddir:-.}/bench/optireduce_bench
+[ -x "$bench" ] || { echo "no $bench: skipping"; exit 77; }
+command -v pgrep >/dev/null 2>&1 || { echo "no pgrep: skipping"; exit 77; }
+tmp=$(mktemp -d) || exit 1
+tag=stopped-$$
+trap 'rm -rf "$tmp"' EXIT
+
+for mode in exact bounded; do
+	# The CSV path names this run, so that pgrep finds its ranks and no one else's.
+	"$top_srcdir/test/run-mpi.sh" 2 "$bench" --mode "$mode" -m 64k:256k -i 30 -x 2 \
+		--csv "$tmp/$tag-$mode.csv" >"$tmp/out" 2>&1 &
+	run=$!
+	stops=0
+	while kill -0 "$run" 2>/dev/null; do
+		# Rank processes only (not mpirun): their command line has the bench's path.
+		pids=$(pgrep -f "optireduce_bench.*$tag-$mode" | while read -r p; do
+			[ "$(cat /proc/"$p"/comm 2>/dev/null)" = optireduce_benc ] && echo "$p"
+		done)
+		if [ -n "$pids" ]; then
+			# shellcheck disable=SC2086 # one word per pid
+			kill -STOP $pids 2>/dev/null && sleep 0.03
+			# shellcheck disable=SC2086
+			kill -CONT $pids 2>/dev/null && stops=$((stops + 1))
+		fi
+		sleep 0.05
+	done
+	wait "$run"
+	rc=$?
+	if [ "$rc" != 0 ]; then
+		cat "$tmp/out"
+		echo "FAIL: $mode mode exited $rc after $stops stops"
+		exit 1
+	fi
+	[ "$stops" -ge 5 ] || { echo "FAIL: $mode: only $stops stops, the test did not test"; exit 1; }
+	echo "$mode: passed through $stops stop/continue cycles"
+done
+echo "PASS"
