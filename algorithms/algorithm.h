@@ -8,7 +8,7 @@
 
 #include "../lib/coll.h"
 
-#define OR_CHAN_EXACT 0x1u
+#define OR_CHAN_EXACT   0x1u
 #define OR_CHAN_BOUNDED 0x2u
 
 struct or_alg {

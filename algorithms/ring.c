@@ -64,7 +64,7 @@ static uint32_t mod_n(int64_t x, uint32_t n)
 
 /* Elements [*off, *off + return) of segment k of chunk i. */
 static size_t seg_range(const struct or_coll *c, const struct ring_state *st, uint32_t chunk,
-			size_t k, size_t *off)
+                        size_t k, size_t *off)
 {
 	size_t start = or_chunk_start(c->count, c->size, chunk);
 	size_t len = or_chunk_len(c->count, c->size, chunk);
@@ -101,7 +101,8 @@ static int lane_progress(struct or_coll *c, struct ring_state *st, size_t k)
 		size_t soff, roff;
 		size_t slen = seg_range(c, st, schunk, k, &soff);
 		size_t rlen = seg_range(c, st, rchunk, k, &roff);
-		char *rdst = rs ? st->scratch + k * st->seg_elems * c->esize : rbuf + roff * c->esize;
+		char *rdst =
+		    rs ? st->scratch + k * st->seg_elems * c->esize : rbuf + roff * c->esize;
 		int ret;
 
 		if (!l->recv_posted) {
@@ -110,8 +111,8 @@ static int lane_progress(struct or_coll *c, struct ring_state *st, size_t k)
 				l->rx.error = 0;
 				l->recv_posted = 1;
 			} else if ((ret = post(or_coll_recv(c, left, l->step, (uint32_t)k, rdst,
-							    rlen * c->esize, &l->rx),
-					       &l->recv_posted)))
+			                                    rlen * c->esize, &l->rx),
+			                       &l->recv_posted)))
 				return ret;
 		}
 		if (!l->send_posted) {
@@ -120,9 +121,9 @@ static int lane_progress(struct or_coll *c, struct ring_state *st, size_t k)
 				l->sx.error = 0;
 				l->send_posted = 1;
 			} else if ((ret = post(or_coll_send(c, right, l->step, (uint32_t)k,
-							    rbuf + soff * c->esize,
-							    slen * c->esize, &l->sx),
-					       &l->send_posted)))
+			                                    rbuf + soff * c->esize, slen * c->esize,
+			                                    &l->sx),
+			                       &l->send_posted)))
 				return ret;
 		}
 		if (!l->recv_posted || !l->send_posted || !l->rx.done || !l->sx.done)
@@ -147,7 +148,7 @@ static int lane_progress(struct or_coll *c, struct ring_state *st, size_t k)
 struct ring_bstate {
 	uint32_t step; /* the phase being waited for */
 	uint32_t nsteps;
-	size_t unit;      /* chunks are whole blocks of this many elements */
+	size_t unit; /* chunks are whole blocks of this many elements */
 	size_t units;
 	size_t max_chunk; /* elements */
 	char *inbox;      /* one chunk per reduce-scatter step: a late step must not overwrite */
@@ -183,21 +184,21 @@ static int bounded_setup(struct or_coll *c, struct ring_bstate *st)
 	for (uint32_t s = 0; s < n - 1 && !ret; s++) {
 		uint32_t schunk = mod_n((int64_t)r - s, n), rchunk = mod_n((int64_t)r - s - 1, n);
 		ret = or_bop_recv_region(c, s, left, st->inbox + (size_t)s * st->max_chunk * es,
-					 bchunk_len(c, st, rchunk) * es);
+		                         bchunk_len(c, st, rchunk) * es);
 		if (!ret)
 			ret = or_bop_send_region(c, s, right, rbuf + bchunk_off(c, st, schunk) * es,
-						 bchunk_len(c, st, schunk) * es,
-						 (uint16_t)(s + 1 > 65535 ? 65535 : s + 1));
+			                         bchunk_len(c, st, schunk) * es,
+			                         (uint16_t)(s + 1 > 65535 ? 65535 : s + 1));
 	}
 	for (uint32_t t = 0; t < n - 1 && !ret; t++) {
 		uint32_t schunk = mod_n((int64_t)r + 1 - t, n), rchunk = mod_n((int64_t)r - t, n);
 		ret = or_bop_recv_region(c, n - 1 + t, left,
-					 st->result + bchunk_off(c, st, rchunk) * es,
-					 bchunk_len(c, st, rchunk) * es);
+		                         st->result + bchunk_off(c, st, rchunk) * es,
+		                         bchunk_len(c, st, rchunk) * es);
 		if (!ret)
 			ret = or_bop_send_region(c, n - 1 + t, right,
-						 st->result + bchunk_off(c, st, schunk) * es,
-						 bchunk_len(c, st, schunk) * es, all);
+			                         st->result + bchunk_off(c, st, schunk) * es,
+			                         bchunk_len(c, st, schunk) * es, all);
 	}
 	if (ret)
 		return ret;
@@ -241,7 +242,7 @@ static int bounded_finalize(struct or_coll *c, struct ring_bstate *st, uint32_t 
 
 	/* Chunk r is this rank's own (1 contribution); chunk r-t was reduced at step t-1 (t+1). */
 	ret = or_bop_finalize_region_from(c, n - 1 + t, (c->rank + n - 1) % n,
-					  (const char *)c->rbuf + off, t + 1, bchunk_len(c, st, j));
+	                                  (const char *)c->rbuf + off, t + 1, bchunk_len(c, st, j));
 	if (ret < 0)
 		return ret;
 	c->status->blocks_fallback += (uint64_t)ret;
@@ -366,13 +367,13 @@ static void ring_cleanup(struct or_coll *c)
 }
 
 const struct or_alg or_alg_ring = {
-	.id = 0,
-	.name = "ring",
-	.desc = "Reduce-scatter then allgather around a ring, 2(N-1) steps (pipelined when "
-		"exact); bandwidth-optimal, a drop costs every contribution upstream; bounded and "
-		"exact",
-	.channels = OR_CHAN_EXACT | OR_CHAN_BOUNDED,
-	.start = ring_start,
-	.progress = ring_progress,
-	.cleanup = ring_cleanup,
+    .id = 0,
+    .name = "ring",
+    .desc = "Reduce-scatter then allgather around a ring, 2(N-1) steps (pipelined when "
+            "exact); bandwidth-optimal, a drop costs every contribution upstream; bounded and "
+            "exact",
+    .channels = OR_CHAN_EXACT | OR_CHAN_BOUNDED,
+    .start = ring_start,
+    .progress = ring_progress,
+    .cleanup = ring_cleanup,
 };

@@ -4,9 +4,9 @@
 
 /* Order is the id: keep it stable, append new algorithms at the end. */
 const struct or_alg *const or_alg_table[] = {
-	&or_alg_ring,
-	&or_alg_transpose,
-	&or_alg_recursive_doubling,
+    &or_alg_ring,
+    &or_alg_transpose,
+    &or_alg_recursive_doubling,
 };
 
 const int or_alg_count = (int)(sizeof(or_alg_table) / sizeof(or_alg_table[0]));

@@ -23,10 +23,10 @@ extern "C" {
 #pragma GCC visibility push(default)
 #endif
 
-#define OPTIREDUCE_MAJOR_VERSION 0
-#define OPTIREDUCE_MINOR_VERSION 1
+#define OPTIREDUCE_MAJOR_VERSION         0
+#define OPTIREDUCE_MINOR_VERSION         1
 #define OPTIREDUCE_VERSION(major, minor) (((uint32_t)(major) << 16) | (uint32_t)(minor))
-#define OPTIREDUCE_API_VERSION                                                  \
+#define OPTIREDUCE_API_VERSION                                                                     \
 	OPTIREDUCE_VERSION(OPTIREDUCE_MAJOR_VERSION, OPTIREDUCE_MINOR_VERSION)
 #define OPTIREDUCE_VERSION_MAJOR(v) ((v) >> 16)
 #define OPTIREDUCE_VERSION_MINOR(v) ((v)&0xffff)
@@ -39,29 +39,29 @@ extern "C" {
  * are the errno values of the same name, so strerror-style tooling and
  * libfabric habits carry over.
  */
-#define OPTIREDUCE_ERRNO_MAP(X)                                                 \
-	X(SUCCESS, 0, "Success")                                                \
-	X(EIO, 5, "Input/output error")                                         \
-	X(EAGAIN, 11, "Resource temporarily unavailable")                       \
-	X(ENOMEM, 12, "Cannot allocate memory")                                 \
-	X(EBUSY, 16, "Device or resource busy")                                 \
-	X(ENODEV, 19, "No such device")                                         \
-	X(EINVAL, 22, "Invalid argument")                                       \
-	X(ENOSYS, 38, "Function not implemented")                               \
-	X(EOVERFLOW, 75, "Value too large for defined data type")               \
-	X(EMSGSIZE, 90, "Message too long")                                     \
-	X(ENOTSUP, 95, "Operation not supported")                               \
-	X(ETIMEDOUT, 110, "Operation timed out")                                \
-	X(ECANCELED, 125, "Operation canceled")                                 \
-	X(EPEER, 256, "A peer failed or stopped responding")                    \
-	X(ENOPROVIDER, 257, "No suitable libfabric provider")                   \
-	X(EOOB, 258, "Out-of-band allgather failed")                            \
-	X(EVERSION, 259, "API version not supported")                           \
-	X(EDTYPE, 260, "Unknown datatype")                                      \
-	X(EOP, 261, "Unknown or unsupported reduction operation")               \
-	X(ENOPARAM, 262, "Unknown parameter")                                   \
-	X(EBADHANDLE, 263, "Handle not created by this library or already freed") \
-	X(EFABRIC, 264, "libfabric call failed")                                \
+#define OPTIREDUCE_ERRNO_MAP(X)                                                                    \
+	X(SUCCESS, 0, "Success")                                                                   \
+	X(EIO, 5, "Input/output error")                                                            \
+	X(EAGAIN, 11, "Resource temporarily unavailable")                                          \
+	X(ENOMEM, 12, "Cannot allocate memory")                                                    \
+	X(EBUSY, 16, "Device or resource busy")                                                    \
+	X(ENODEV, 19, "No such device")                                                            \
+	X(EINVAL, 22, "Invalid argument")                                                          \
+	X(ENOSYS, 38, "Function not implemented")                                                  \
+	X(EOVERFLOW, 75, "Value too large for defined data type")                                  \
+	X(EMSGSIZE, 90, "Message too long")                                                        \
+	X(ENOTSUP, 95, "Operation not supported")                                                  \
+	X(ETIMEDOUT, 110, "Operation timed out")                                                   \
+	X(ECANCELED, 125, "Operation canceled")                                                    \
+	X(EPEER, 256, "A peer failed or stopped responding")                                       \
+	X(ENOPROVIDER, 257, "No suitable libfabric provider")                                      \
+	X(EOOB, 258, "Out-of-band allgather failed")                                               \
+	X(EVERSION, 259, "API version not supported")                                              \
+	X(EDTYPE, 260, "Unknown datatype")                                                         \
+	X(EOP, 261, "Unknown or unsupported reduction operation")                                  \
+	X(ENOPARAM, 262, "Unknown parameter")                                                      \
+	X(EBADHANDLE, 263, "Handle not created by this library or already freed")                  \
+	X(EFABRIC, 264, "libfabric call failed")                                                   \
 	X(EMISMATCH, 265, "Ranks disagree on operation arguments")
 
 enum optireduce_errno {
@@ -112,35 +112,35 @@ const char *optireduce_op_name(enum optireduce_op op);
 
 /* Why a phase of a bounded operation ended. */
 enum optireduce_phase_end {
-	OPTIREDUCE_PHASE_NONE = 0,     /* phase did not run */
-	OPTIREDUCE_PHASE_ALL_DATA,     /* everything expected arrived */
+	OPTIREDUCE_PHASE_NONE = 0,      /* phase did not run */
+	OPTIREDUCE_PHASE_ALL_DATA,      /* everything expected arrived */
 	OPTIREDUCE_PHASE_EARLY_TIMEOUT, /* last packets seen, then quiet */
-	OPTIREDUCE_PHASE_HARD_BOUND,   /* the deadline fired */
+	OPTIREDUCE_PHASE_HARD_BOUND,    /* the deadline fired */
 };
 
 #define OPTIREDUCE_STATUS_PHASES 2
 
 /* Set in optireduce_status.flags. */
-#define OPTIREDUCE_STATUS_BOUNDED 0x1u   /* ran on the bounded channel */
-#define OPTIREDUCE_STATUS_FELL_BACK 0x2u /* asked bounded, ran exact (dtype/op) */
+#define OPTIREDUCE_STATUS_BOUNDED        0x1u /* ran on the bounded channel */
+#define OPTIREDUCE_STATUS_FELL_BACK      0x2u /* asked bounded, ran exact (dtype/op) */
 #define OPTIREDUCE_STATUS_DEADLINE_FIRED 0x4u
-#define OPTIREDUCE_STATUS_INCOMPLETE 0x8u /* some data was estimated */
+#define OPTIREDUCE_STATUS_INCOMPLETE     0x8u /* some data was estimated */
 
 /*
  * What one operation did.  In exact mode the loss fields are zero.  Phase
  * counters are in elements as this rank saw them.
  */
 struct optireduce_status {
-	int error;             /* 0 or a negative code */
-	uint32_t flags;        /* OPTIREDUCE_STATUS_* */
-	int mode;              /* enum optireduce_mode actually used */
-	int algorithm;         /* id in the algorithm table */
-	double elapsed_us;     /* from start to completion on this rank */
+	int error;         /* 0 or a negative code */
+	uint32_t flags;    /* OPTIREDUCE_STATUS_* */
+	int mode;          /* enum optireduce_mode actually used */
+	int algorithm;     /* id in the algorithm table */
+	double elapsed_us; /* from start to completion on this rank */
 	uint64_t elements_expected[OPTIREDUCE_STATUS_PHASES];
 	uint64_t elements_received[OPTIREDUCE_STATUS_PHASES];
 	uint64_t contributions_expected; /* block contributions this rank reduced */
 	uint64_t contributions_missing;
-	uint64_t blocks_fallback;   /* final-phase blocks filled from own data */
+	uint64_t blocks_fallback; /* final-phase blocks filled from own data */
 	uint64_t packets_sent;
 	uint64_t packets_received;
 	uint64_t packets_invalid;   /* malformed or forged, dropped */
@@ -196,12 +196,12 @@ int optireduce_finalize(optireduce_ctx_t *ctx);
  */
 int optireduce_ctx_set_param(optireduce_ctx_t *ctx, const char *name, const char *value);
 int optireduce_comm_set_param(optireduce_comm_t *comm, const char *name, const char *value);
-int optireduce_comm_get_param(optireduce_comm_t *comm, const char *name, char *value,
-			      size_t len, enum optireduce_param_source *source);
+int optireduce_comm_get_param(optireduce_comm_t *comm, const char *name, char *value, size_t len,
+                              enum optireduce_param_source *source);
 
 /* Collective over attr->oob: every rank calls it. */
 int optireduce_comm_create(optireduce_ctx_t *ctx, const struct optireduce_comm_attr *attr,
-			   optireduce_comm_t **comm);
+                           optireduce_comm_t **comm);
 int optireduce_comm_destroy(optireduce_comm_t *comm);
 int optireduce_comm_rank(const optireduce_comm_t *comm);
 int optireduce_comm_size(const optireduce_comm_t *comm);
@@ -210,16 +210,16 @@ const char *optireduce_comm_provider(const optireduce_comm_t *comm, enum optired
 
 /* Blocking allreduce.  status may be NULL. */
 int optireduce_allreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
-			 enum optireduce_dtype dtype, enum optireduce_op op,
-			 struct optireduce_status *status);
+                         enum optireduce_dtype dtype, enum optireduce_op op,
+                         struct optireduce_status *status);
 
 /*
  * Nonblocking allreduce.  Operations on one communicator complete in the
  * order they were started, and every rank must start them in the same order.
  */
 int optireduce_iallreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
-			  enum optireduce_dtype dtype, enum optireduce_op op,
-			  optireduce_req_t **req);
+                          enum optireduce_dtype dtype, enum optireduce_op op,
+                          optireduce_req_t **req);
 /* 0 when done (then call optireduce_wait to collect and free), 1 if not. */
 int optireduce_test(optireduce_req_t *req);
 /* Block until done, fill status (may be NULL), free req. */
@@ -231,8 +231,8 @@ const char *optireduce_algorithm_desc(int id);
 
 /* Parameter table, for tools: index 0..n-1; returns -OPTIREDUCE_ENOPARAM past the end. */
 struct optireduce_param_info {
-	const char *name;   /* lower case; env is OPTIREDUCE_<NAME> */
-	const char *type;   /* "int", "size", "bool", "double", "string", "enum" */
+	const char *name; /* lower case; env is OPTIREDUCE_<NAME> */
+	const char *type; /* "int", "size", "bool", "double", "string", "enum" */
 	const char *defval;
 	const char *desc;
 };
@@ -240,7 +240,7 @@ int optireduce_param_info(int index, struct optireduce_param_info *info);
 
 /* For tools: every libfabric provider usable for a mode's channel. */
 typedef void (*optireduce_provider_cb)(const char *prov, const char *fabric, const char *domain,
-				       size_t max_msg_size, void *arg);
+                                       size_t max_msg_size, void *arg);
 int optireduce_providers(enum optireduce_mode mode, optireduce_provider_cb cb, void *arg);
 const char *optireduce_libfabric_version(void);
 

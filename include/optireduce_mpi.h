@@ -17,21 +17,19 @@ extern "C" {
 #endif
 
 static inline int optireduce_mpi_oob_allgather(const void *sbuf, void *rbuf, size_t len,
-					       void *coll_info)
+                                               void *coll_info)
 {
 	MPI_Comm mc = *(MPI_Comm *)coll_info;
 	if (len > (size_t)INT32_MAX)
 		return -OPTIREDUCE_EOVERFLOW;
-	return PMPI_Allgather(sbuf, (int)len, MPI_BYTE, rbuf, (int)len, MPI_BYTE, mc) ==
-			       MPI_SUCCESS
-		       ? 0
-		       : -OPTIREDUCE_EOOB;
+	return PMPI_Allgather(sbuf, (int)len, MPI_BYTE, rbuf, (int)len, MPI_BYTE, mc) == MPI_SUCCESS
+	           ? 0
+	           : -OPTIREDUCE_EOOB;
 }
 
 /* As optireduce_comm_from_mpi with an explicit mode. */
 static inline int optireduce_comm_from_mpi_mode(optireduce_ctx_t *ctx, MPI_Comm mc,
-						enum optireduce_mode mode,
-						optireduce_comm_t **comm)
+                                                enum optireduce_mode mode, optireduce_comm_t **comm)
 {
 	struct optireduce_comm_attr attr;
 	int rank, size;
@@ -49,7 +47,7 @@ static inline int optireduce_comm_from_mpi_mode(optireduce_ctx_t *ctx, MPI_Comm 
 }
 
 static inline int optireduce_comm_from_mpi(optireduce_ctx_t *ctx, MPI_Comm mc,
-					   optireduce_comm_t **comm)
+                                           optireduce_comm_t **comm)
 {
 	return optireduce_comm_from_mpi_mode(ctx, mc, OPTIREDUCE_MODE_DEFAULT, comm);
 }

@@ -45,10 +45,10 @@ int or_coll_recv(struct or_coll *c, uint32_t peer, uint32_t step, uint32_t seg, 
 
 /*
  * Bounded channel, phase by phase.  Declare every receive region and send of a phase
- * (once the phase closes, what did not arrive in a region reads as zero), call or_bop_regions_ready once all phases are declared, begin a
- * phase, and poll or_bop_phase_done until it returns 1: then its data is final and the
- * estimator helpers turn what arrived into unbiased sums.  Regions hold whole blocks of
- * c->dtype (float32 or float64, Hadamard-rotated).
+ * (once the phase closes, what did not arrive in a region reads as zero), call or_bop_regions_ready
+ * once all phases are declared, begin a phase, and poll or_bop_phase_done until it returns 1: then
+ * its data is final and the estimator helpers turn what arrived into unbiased sums.  Regions hold
+ * whole blocks of c->dtype (float32 or float64, Hadamard-rotated).
  */
 /*
  * Optional, before any region: the algorithm runs nphases phases (at most 2(N-1), the
@@ -59,9 +59,9 @@ int or_coll_recv(struct or_coll *c, uint32_t peer, uint32_t step, uint32_t seg, 
  */
 int or_bop_set_phases(struct or_coll *c, unsigned nphases, uint32_t peers, unsigned split);
 int or_bop_recv_region(struct or_coll *c, unsigned phase, uint32_t sender, void *region,
-		       size_t bytes);
+                       size_t bytes);
 int or_bop_send_region(struct or_coll *c, unsigned phase, uint32_t peer, const void *buf,
-		       size_t bytes, uint16_t contrib);
+                       size_t bytes, uint16_t contrib);
 void or_bop_regions_ready(struct or_coll *c);
 int or_bop_phase_begin(struct or_coll *c, unsigned phase);
 /* 1 closed, 0 open, -OPTIREDUCE_EINVAL for a phase that was not declared. */
@@ -80,14 +80,14 @@ void *or_bop_scratch(struct or_coll *c, unsigned slot, size_t bytes);
  * dst += sender's region, each block rescaled by what arrived; present[b] (may be NULL) is
  * incremented for each block that brought something.  Returns blocks that brought nothing.
  */
-int or_bop_accumulate(struct or_coll *c, unsigned phase, uint32_t sender, void *dst,
-		      size_t elems, uint32_t *present);
+int or_bop_accumulate(struct or_coll *c, unsigned phase, uint32_t sender, void *dst, size_t elems,
+                      uint32_t *present);
 /* Rescale sender's final-phase region in place; empty blocks fall back to own * N. */
 int or_bop_finalize_region(struct or_coll *c, unsigned phase, uint32_t sender, const void *own,
-			   size_t elems);
+                           size_t elems);
 /* The same, where own estimates the sum of own_contrib contributions: * N / own_contrib. */
-int or_bop_finalize_region_from(struct or_coll *c, unsigned phase, uint32_t sender,
-				const void *own, uint32_t own_contrib, size_t elems);
+int or_bop_finalize_region_from(struct or_coll *c, unsigned phase, uint32_t sender, const void *own,
+                                uint32_t own_contrib, size_t elems);
 
 /* Where chunk i of n begins, in elements: the first count % n chunks get one more. */
 static inline size_t or_chunk_start(size_t count, uint32_t n, uint32_t i)

@@ -4,16 +4,11 @@ static const struct {
 	size_t size;
 	const char *name;
 } dtypes[OPTIREDUCE_DTYPE_COUNT] = {
-	[OPTIREDUCE_INT8] = {1, "int8"},
-	[OPTIREDUCE_UINT8] = {1, "uint8"},
-	[OPTIREDUCE_INT32] = {4, "int32"},
-	[OPTIREDUCE_UINT32] = {4, "uint32"},
-	[OPTIREDUCE_INT64] = {8, "int64"},
-	[OPTIREDUCE_UINT64] = {8, "uint64"},
-	[OPTIREDUCE_FLOAT16] = {2, "float16"},
-	[OPTIREDUCE_BFLOAT16] = {2, "bfloat16"},
-	[OPTIREDUCE_FLOAT32] = {4, "float32"},
-	[OPTIREDUCE_FLOAT64] = {8, "float64"},
+    [OPTIREDUCE_INT8] = {1, "int8"},       [OPTIREDUCE_UINT8] = {1, "uint8"},
+    [OPTIREDUCE_INT32] = {4, "int32"},     [OPTIREDUCE_UINT32] = {4, "uint32"},
+    [OPTIREDUCE_INT64] = {8, "int64"},     [OPTIREDUCE_UINT64] = {8, "uint64"},
+    [OPTIREDUCE_FLOAT16] = {2, "float16"}, [OPTIREDUCE_BFLOAT16] = {2, "bfloat16"},
+    [OPTIREDUCE_FLOAT32] = {4, "float32"}, [OPTIREDUCE_FLOAT64] = {8, "float64"},
 };
 
 static const char *ops[OPTIREDUCE_OP_COUNT] = {"sum", "prod", "min", "max", "avg"};

@@ -5,8 +5,8 @@ const char *optireduce_strerror(int err)
 	if (err < 0)
 		err = -err;
 	switch (err) {
-#define OR_ERR_CASE(name, value, msg)                                                          \
-	case value:                                                                           \
+#define OR_ERR_CASE(name, value, msg)                                                              \
+	case value:                                                                                \
 		return msg;
 		OPTIREDUCE_ERRNO_MAP(OR_ERR_CASE)
 #undef OR_ERR_CASE

@@ -49,8 +49,8 @@ void or_inject_delay(optireduce_comm_t *comm, uint64_t seq)
 	us = strtod(colon + 1, &end);
 	if (*end == ':')
 		prob = strtod(end + 1, NULL);
-	if (us <= 0 || uniform((uint64_t)or_param_int(&comm->params, OR_P_INJECT_SEED),
-			       comm->rank, seq) >= prob)
+	if (us <= 0 || uniform((uint64_t)or_param_int(&comm->params, OR_P_INJECT_SEED), comm->rank,
+	                       seq) >= prob)
 		return;
 	ts.tv_sec = (time_t)(us / 1e6);
 	ts.tv_nsec = (long)((us - (double)ts.tv_sec * 1e6) * 1e3);

@@ -21,7 +21,7 @@ struct or_param_def {
 
 static const struct or_param_def defs[OR_P_COUNT] = {
 #define OR_PARAM_DEF(id, name, type, def, min, max, desc) {name, type, def, min, max, desc},
-	OR_PARAM_TABLE(OR_PARAM_DEF)
+    OR_PARAM_TABLE(OR_PARAM_DEF)
 #undef OR_PARAM_DEF
 };
 
@@ -187,12 +187,12 @@ void or_params_init(struct or_params *p)
 		if (or_params_set(p, defs[i].name, e, OPTIREDUCE_PARAM_ENV))
 			or_log(OR_LOG_WARN, "ignoring %s=\"%s\": not a valid %s", env, e,
 			       i == OR_P_ALGORITHM ? "algorithm name or tune string"
-						   : type_names[defs[i].type]);
+			                           : type_names[defs[i].type]);
 	}
 }
 
 int or_params_set(struct or_params *p, const char *name, const char *value,
-		  enum optireduce_param_source source)
+                  enum optireduce_param_source source)
 {
 	struct or_param_val v;
 	int i = or_params_find(name);

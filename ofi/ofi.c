@@ -24,7 +24,7 @@
 #include "optireduce.h"
 
 #define OR_FI_VERSION FI_VERSION(1, 9)
-#define OR_CQ_BATCH 64
+#define OR_CQ_BATCH   64
 
 struct or_ofi {
 	struct fi_info *info;
@@ -109,7 +109,8 @@ static int rank_provider(const struct fi_info *fi, enum or_ofi_kind kind, int sa
 	if (kind == OR_OFI_DGRAM)
 		score = strcmp(p, "udp") == 0 ? 0 : 10;
 	else if (strcmp(p, "shm") == 0)
-		return -1; /* opt-in only (OPTIREDUCE_PROVIDER=shm): hangs at 4 ranks with libfabric 1.17 */
+		return -1; /* opt-in only (OPTIREDUCE_PROVIDER=shm): hangs at 4 ranks with
+		              libfabric 1.17 */
 	else if (strcmp(p, "tcp;ofi_rxm") == 0)
 		score = 1;
 	else if (strcmp(p, "net") == 0)
@@ -142,7 +143,7 @@ static int tried(struct fi_info *fi, struct fi_info *const *failed, int nfailed)
 }
 
 static struct fi_info *choose(struct fi_info *list, enum or_ofi_kind kind, const char *prov,
-			      int same_host, struct fi_info *const *failed, int nfailed)
+                              int same_host, struct fi_info *const *failed, int nfailed)
 {
 	struct fi_info *best = NULL;
 	int best_score = 1 << 30;
@@ -164,9 +165,9 @@ static struct fi_info *choose(struct fi_info *list, enum or_ofi_kind kind, const
 static int open_cq(struct or_ofi *o)
 {
 	struct fi_cq_attr attr = {
-		.format = FI_CQ_FORMAT_MSG,
-		.wait_obj = FI_WAIT_UNSPEC,
-		.size = 4096,
+	    .format = FI_CQ_FORMAT_MSG,
+	    .wait_obj = FI_WAIT_UNSPEC,
+	    .size = 4096,
 	};
 	int ret = fi_cq_open(o->domain, &attr, &o->cq, NULL);
 	if (ret == 0) {
@@ -245,8 +246,8 @@ int or_ofi_open(enum or_ofi_kind kind, const char *provider, int same_host, stru
 	/* Try the best candidate; if it fails to open, drop it and try the next. */
 	for (;;) {
 		fi = nfailed < OR_MAX_TRIES
-			     ? choose(list, kind, provider, same_host, failed, nfailed)
-			     : NULL;
+		         ? choose(list, kind, provider, same_host, failed, nfailed)
+		         : NULL;
 		if (!fi) {
 			ret = -FI_ENODATA;
 			break;
@@ -308,7 +309,7 @@ int or_ofi_av_insert(struct or_ofi *o, const void *names, size_t stride, uint32_
 		return -OPTIREDUCE_ENOMEM;
 	for (uint32_t i = 0; i < n; i++) {
 		int ret = fi_av_insert(o->av, (const char *)names + (size_t)i * stride, 1,
-				       &o->addrs[i], 0, NULL);
+		                       &o->addrs[i], 0, NULL);
 		if (ret != 1)
 			return ret < 0 ? fi_to_or(ret) : -OPTIREDUCE_EFABRIC;
 	}
@@ -326,7 +327,7 @@ static void mark_done(struct or_ofi_xfer *x, int error, size_t len)
 }
 
 int or_ofi_tsend(struct or_ofi *o, uint32_t peer, uint64_t tag, const void *buf, size_t len,
-		 struct or_ofi_xfer *x)
+                 struct or_ofi_xfer *x)
 {
 	ssize_t ret;
 
@@ -345,7 +346,7 @@ int or_ofi_tsend(struct or_ofi *o, uint32_t peer, uint64_t tag, const void *buf,
 }
 
 int or_ofi_trecv(struct or_ofi *o, uint32_t peer, uint64_t tag, void *buf, size_t len,
-		 struct or_ofi_xfer *x)
+                 struct or_ofi_xfer *x)
 {
 	if (peer >= o->naddrs)
 		return -OPTIREDUCE_EINVAL;
@@ -354,8 +355,7 @@ int or_ofi_trecv(struct or_ofi *o, uint32_t peer, uint64_t tag, void *buf, size_
 	return fi_to_or((int)fi_trecv(o->ep, buf, len, NULL, o->addrs[peer], tag, 0, x));
 }
 
-int or_ofi_send(struct or_ofi *o, uint32_t peer, const void *buf, size_t len,
-		struct or_ofi_xfer *x)
+int or_ofi_send(struct or_ofi *o, uint32_t peer, const void *buf, size_t len, struct or_ofi_xfer *x)
 {
 	if (peer >= o->naddrs)
 		return -OPTIREDUCE_EINVAL;
@@ -379,8 +379,8 @@ static int read_error(struct or_ofi *o)
 	if (ret < 0)
 		return ret == -FI_EAGAIN ? 0 : fi_to_or((int)ret);
 	if (err.op_context) {
-		int code = err.err == FI_ECANCELED ? -OPTIREDUCE_ECANCELED
-						   : fi_to_or(-(int)err.err);
+		int code =
+		    err.err == FI_ECANCELED ? -OPTIREDUCE_ECANCELED : fi_to_or(-(int)err.err);
 		if (code == -OPTIREDUCE_EFABRIC && err.err == FI_ETRUNC)
 			code = -OPTIREDUCE_EMSGSIZE;
 		mark_done(err.op_context, code, err.len);
@@ -402,8 +402,8 @@ int or_ofi_poll(struct or_ofi *o, int max)
 	int total = 0;
 
 	while (total < max) {
-		size_t want = (size_t)(max - total) < OR_CQ_BATCH ? (size_t)(max - total)
-								  : OR_CQ_BATCH;
+		size_t want =
+		    (size_t)(max - total) < OR_CQ_BATCH ? (size_t)(max - total) : OR_CQ_BATCH;
 		ssize_t n = fi_cq_read(o->cq, e, want);
 		if (n == -FI_EAGAIN)
 			break;

@@ -27,10 +27,10 @@ typedef void (*or_ofi_cb)(struct or_ofi_xfer *x, void *arg);
  */
 struct or_ofi_xfer {
 	void *prov[8];
-	int done;      /* set by or_ofi_poll */
-	int error;     /* 0 or a negative OPTIREDUCE code */
-	size_t len;    /* bytes received */
-	or_ofi_cb cb;  /* optional, called from or_ofi_poll after done is set */
+	int done;     /* set by or_ofi_poll */
+	int error;    /* 0 or a negative OPTIREDUCE code */
+	size_t len;   /* bytes received */
+	or_ofi_cb cb; /* optional, called from or_ofi_poll after done is set */
 	void *cb_arg;
 };
 
@@ -60,13 +60,13 @@ int or_ofi_av_insert(struct or_ofi *o, const void *names, size_t stride, uint32_
 
 /* Tagged, on RDM endpoints.  -OPTIREDUCE_EAGAIN means: poll, then retry. */
 int or_ofi_tsend(struct or_ofi *o, uint32_t peer, uint64_t tag, const void *buf, size_t len,
-		 struct or_ofi_xfer *x);
+                 struct or_ofi_xfer *x);
 int or_ofi_trecv(struct or_ofi *o, uint32_t peer, uint64_t tag, void *buf, size_t len,
-		 struct or_ofi_xfer *x);
+                 struct or_ofi_xfer *x);
 
 /* Untagged, on DGRAM endpoints. */
 int or_ofi_send(struct or_ofi *o, uint32_t peer, const void *buf, size_t len,
-		struct or_ofi_xfer *x);
+                struct or_ofi_xfer *x);
 int or_ofi_recv(struct or_ofi *o, void *buf, size_t len, struct or_ofi_xfer *x);
 
 /* Reap up to max completions; returns how many, or a negative code. */
@@ -76,7 +76,7 @@ int or_ofi_wait(struct or_ofi *o, int timeout_ms);
 
 /* For optireduce_info: every provider libfabric offers for kind. */
 typedef void (*or_ofi_list_cb)(const char *prov, const char *fabric, const char *domain,
-			       size_t max_msg, void *arg);
+                               size_t max_msg, void *arg);
 int or_ofi_list(enum or_ofi_kind kind, or_ofi_list_cb cb, void *arg);
 const char *or_ofi_libfabric_version(void);
 

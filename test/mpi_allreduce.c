@@ -32,7 +32,7 @@ static double input(int r, size_t i, enum optireduce_dtype dt, enum optireduce_o
 
 	if (op == OPTIREDUCE_PROD)
 		return fl ? 0.5 + (double)((i * 3 + (size_t)r * 5) % 9) / 8.0
-			  : (double)(1 + (i + (size_t)r) % 3);
+		          : (double)(1 + (i + (size_t)r) % 3);
 	if (fl)
 		return (double)((i * 7 + (size_t)r * 13) % 101) / 16.0 - 3.0;
 	return (double)((i * 7 + (size_t)r * 13) % 17) - (uns ? 0 : 8);
@@ -41,45 +41,82 @@ static double input(int r, size_t i, enum optireduce_dtype dt, enum optireduce_o
 static void store(void *buf, size_t i, enum optireduce_dtype dt, double v)
 {
 	switch (dt) {
-	case OPTIREDUCE_INT8: ((int8_t *)buf)[i] = (int8_t)v; break;
-	case OPTIREDUCE_UINT8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
-	case OPTIREDUCE_INT32: ((int32_t *)buf)[i] = (int32_t)v; break;
-	case OPTIREDUCE_UINT32: ((uint32_t *)buf)[i] = (uint32_t)v; break;
-	case OPTIREDUCE_INT64: ((int64_t *)buf)[i] = (int64_t)v; break;
-	case OPTIREDUCE_UINT64: ((uint64_t *)buf)[i] = (uint64_t)v; break;
-	case OPTIREDUCE_FLOAT16: ((uint16_t *)buf)[i] = or_float_to_half((float)v); break;
-	case OPTIREDUCE_BFLOAT16: ((uint16_t *)buf)[i] = or_float_to_bf16((float)v); break;
-	case OPTIREDUCE_FLOAT32: ((float *)buf)[i] = (float)v; break;
-	case OPTIREDUCE_FLOAT64: ((double *)buf)[i] = v; break;
-	default: break;
+	case OPTIREDUCE_INT8:
+		((int8_t *)buf)[i] = (int8_t)v;
+		break;
+	case OPTIREDUCE_UINT8:
+		((uint8_t *)buf)[i] = (uint8_t)v;
+		break;
+	case OPTIREDUCE_INT32:
+		((int32_t *)buf)[i] = (int32_t)v;
+		break;
+	case OPTIREDUCE_UINT32:
+		((uint32_t *)buf)[i] = (uint32_t)v;
+		break;
+	case OPTIREDUCE_INT64:
+		((int64_t *)buf)[i] = (int64_t)v;
+		break;
+	case OPTIREDUCE_UINT64:
+		((uint64_t *)buf)[i] = (uint64_t)v;
+		break;
+	case OPTIREDUCE_FLOAT16:
+		((uint16_t *)buf)[i] = or_float_to_half((float)v);
+		break;
+	case OPTIREDUCE_BFLOAT16:
+		((uint16_t *)buf)[i] = or_float_to_bf16((float)v);
+		break;
+	case OPTIREDUCE_FLOAT32:
+		((float *)buf)[i] = (float)v;
+		break;
+	case OPTIREDUCE_FLOAT64:
+		((double *)buf)[i] = v;
+		break;
+	default:
+		break;
 	}
 }
 
 static double load(const void *buf, size_t i, enum optireduce_dtype dt)
 {
 	switch (dt) {
-	case OPTIREDUCE_INT8: return ((const int8_t *)buf)[i];
-	case OPTIREDUCE_UINT8: return ((const uint8_t *)buf)[i];
-	case OPTIREDUCE_INT32: return ((const int32_t *)buf)[i];
-	case OPTIREDUCE_UINT32: return ((const uint32_t *)buf)[i];
-	case OPTIREDUCE_INT64: return (double)((const int64_t *)buf)[i];
-	case OPTIREDUCE_UINT64: return (double)((const uint64_t *)buf)[i];
-	case OPTIREDUCE_FLOAT16: return or_half_to_float(((const uint16_t *)buf)[i]);
-	case OPTIREDUCE_BFLOAT16: return or_bf16_to_float(((const uint16_t *)buf)[i]);
-	case OPTIREDUCE_FLOAT32: return ((const float *)buf)[i];
-	case OPTIREDUCE_FLOAT64: return ((const double *)buf)[i];
-	default: return 0;
+	case OPTIREDUCE_INT8:
+		return ((const int8_t *)buf)[i];
+	case OPTIREDUCE_UINT8:
+		return ((const uint8_t *)buf)[i];
+	case OPTIREDUCE_INT32:
+		return ((const int32_t *)buf)[i];
+	case OPTIREDUCE_UINT32:
+		return ((const uint32_t *)buf)[i];
+	case OPTIREDUCE_INT64:
+		return (double)((const int64_t *)buf)[i];
+	case OPTIREDUCE_UINT64:
+		return (double)((const uint64_t *)buf)[i];
+	case OPTIREDUCE_FLOAT16:
+		return or_half_to_float(((const uint16_t *)buf)[i]);
+	case OPTIREDUCE_BFLOAT16:
+		return or_bf16_to_float(((const uint16_t *)buf)[i]);
+	case OPTIREDUCE_FLOAT32:
+		return ((const float *)buf)[i];
+	case OPTIREDUCE_FLOAT64:
+		return ((const double *)buf)[i];
+	default:
+		return 0;
 	}
 }
 
 static double eps_of(enum optireduce_dtype dt)
 {
 	switch (dt) {
-	case OPTIREDUCE_FLOAT16: return ldexp(1, -11);
-	case OPTIREDUCE_BFLOAT16: return ldexp(1, -8);
-	case OPTIREDUCE_FLOAT32: return ldexp(1, -24);
-	case OPTIREDUCE_FLOAT64: return ldexp(1, -53);
-	default: return 0;
+	case OPTIREDUCE_FLOAT16:
+		return ldexp(1, -11);
+	case OPTIREDUCE_BFLOAT16:
+		return ldexp(1, -8);
+	case OPTIREDUCE_FLOAT32:
+		return ldexp(1, -24);
+	case OPTIREDUCE_FLOAT64:
+		return ldexp(1, -53);
+	default:
+		return 0;
 	}
 }
 
@@ -101,11 +138,20 @@ static double reference(size_t i, enum optireduce_dtype dt, enum optireduce_op o
 		mag += fabs(x);
 		switch (op) {
 		case OPTIREDUCE_SUM:
-		case OPTIREDUCE_AVG: acc += x; break;
-		case OPTIREDUCE_PROD: acc *= x; break;
-		case OPTIREDUCE_MIN: acc = x < acc ? x : acc; break;
-		case OPTIREDUCE_MAX: acc = x > acc ? x : acc; break;
-		default: break;
+		case OPTIREDUCE_AVG:
+			acc += x;
+			break;
+		case OPTIREDUCE_PROD:
+			acc *= x;
+			break;
+		case OPTIREDUCE_MIN:
+			acc = x < acc ? x : acc;
+			break;
+		case OPTIREDUCE_MAX:
+			acc = x > acc ? x : acc;
+			break;
+		default:
+			break;
 		}
 	}
 	if (op == OPTIREDUCE_PROD)
@@ -138,7 +184,7 @@ static uint64_t checksum(const void *buf, size_t n)
 }
 
 static void run_case(optireduce_comm_t *comm, enum optireduce_dtype dt, enum optireduce_op op,
-		     size_t count, int in_place)
+                     size_t count, int in_place)
 {
 	size_t es = optireduce_dtype_size(dt), bad = 0, first_bad = 0;
 	unsigned char *sbuf = malloc(count * es + 1), *rbuf = malloc(count * es + 1);
@@ -152,18 +198,18 @@ static void run_case(optireduce_comm_t *comm, enum optireduce_dtype dt, enum opt
 	if (!in_place)
 		memset(rbuf, 0xA5, count * es);
 	ret = optireduce_allreduce(comm, in_place ? OPTIREDUCE_IN_PLACE : sbuf, rbuf, count, dt, op,
-				   &st);
+	                           &st);
 	if (ret) {
 		fprintf(stderr, "rank %d: %s %s count %zu%s: %s\n", rank, optireduce_dtype_name(dt),
-			optireduce_op_name(op), count, in_place ? " in place" : "",
-			optireduce_strerror(ret));
+		        optireduce_op_name(op), count, in_place ? " in place" : "",
+		        optireduce_strerror(ret));
 		failures++;
 		goto out;
 	}
 	if (want_alg >= 0 && st.algorithm != want_alg) {
 		fprintf(stderr, "rank %d: %s %s count %zu ran algorithm %d, not %d\n", rank,
-			optireduce_dtype_name(dt), optireduce_op_name(op), count, st.algorithm,
-			want_alg);
+		        optireduce_dtype_name(dt), optireduce_op_name(op), count, st.algorithm,
+		        want_alg);
 		failures++;
 	}
 	for (size_t i = 0; i < count; i++) {
@@ -179,9 +225,9 @@ static void run_case(optireduce_comm_t *comm, enum optireduce_dtype dt, enum opt
 	}
 	if (bad) {
 		fprintf(stderr,
-			"rank %d: %s %s count %zu%s: %zu wrong, first [%zu] = %.9g, want %.9g\n",
-			rank, optireduce_dtype_name(dt), optireduce_op_name(op), count,
-			in_place ? " in place" : "", bad, first_bad, got_bad, want_bad);
+		        "rank %d: %s %s count %zu%s: %zu wrong, first [%zu] = %.9g, want %.9g\n",
+		        rank, optireduce_dtype_name(dt), optireduce_op_name(op), count,
+		        in_place ? " in place" : "", bad, first_bad, got_bad, want_bad);
 		failures++;
 	}
 	sum = checksum(rbuf, count * es);
@@ -190,7 +236,7 @@ static void run_case(optireduce_comm_t *comm, enum optireduce_dtype dt, enum opt
 	if (lo != hi) {
 		if (rank == 0)
 			fprintf(stderr, "%s %s count %zu: ranks hold different results\n",
-				optireduce_dtype_name(dt), optireduce_op_name(op), count);
+			        optireduce_dtype_name(dt), optireduce_op_name(op), count);
 		failures++;
 	}
 out:
@@ -240,8 +286,8 @@ int main(int argc, char **argv)
 		       optireduce_comm_provider(comm, OPTIREDUCE_MODE_EXACT), alg ? alg : "auto");
 	for (int dt = 0; dt < OPTIREDUCE_DTYPE_COUNT; dt++) {
 		size_t es = optireduce_dtype_size(dt);
-		size_t counts[] = {0, 1, (size_t)nranks - 1, (size_t)nranks + 1, 1000003,
-				   (8u << 20) / es};
+		size_t counts[] = {
+		    0, 1, (size_t)nranks - 1, (size_t)nranks + 1, 1000003, (8u << 20) / es};
 		int ncounts = quick ? 4 : 6;
 		for (int op = 0; op < OPTIREDUCE_OP_COUNT; op++) {
 			tabulate(dt, op);

@@ -11,13 +11,12 @@
 
 static int failures;
 
-#define CHECK(cond)                                                                           \
-	do {                                                                                  \
-		if (!(cond)) {                                                                \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__,      \
-				#cond);                                                       \
-			failures++;                                                           \
-		}                                                                             \
+#define CHECK(cond)                                                                                \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
+			failures++;                                                                \
+		}                                                                                  \
 	} while (0)
 
 static int self_allgather(const void *sbuf, void *rbuf, size_t len, void *info)
@@ -69,8 +68,7 @@ static void test_params(optireduce_ctx_t *ctx, optireduce_comm_t *comm)
 	/* A failed set changes nothing. */
 	CHECK(optireduce_comm_get_param(comm, "segment_size", v, sizeof(v), &src) == 0);
 	CHECK(strcmp(v, "64k") == 0);
-	CHECK(optireduce_comm_get_param(comm, "segment_size", v, 2, &src) ==
-	      -OPTIREDUCE_EOVERFLOW);
+	CHECK(optireduce_comm_get_param(comm, "segment_size", v, 2, &src) == -OPTIREDUCE_EOVERFLOW);
 	CHECK(optireduce_ctx_set_param(ctx, "mode", "sideways") == -OPTIREDUCE_EINVAL);
 	CHECK(optireduce_ctx_set_param(ctx, "spin_us", "10") == 0);
 	/* Algorithm names and tune strings are checked when set, not silently ignored later. */
@@ -85,7 +83,7 @@ static void test_params(optireduce_ctx_t *ctx, optireduce_comm_t *comm)
 	CHECK(strcmp(v, "auto") == 0);
 	CHECK(optireduce_comm_set_param(comm, "algorithm", "Recursive_Doubling") == 0);
 	CHECK(optireduce_comm_set_param(comm, "algorithm",
-					"0-16k:recursive_doubling,16k-inf:ring") == 0);
+	                                "0-16k:recursive_doubling,16k-inf:ring") == 0);
 	CHECK(optireduce_comm_set_param(comm, "algorithm", "auto") == 0);
 	CHECK(optireduce_comm_set_param(comm, "small_msg_threshold", "64k") == 0);
 	CHECK(optireduce_comm_set_param(comm, "small_msg_threshold", "-1") == -OPTIREDUCE_EINVAL);
@@ -106,13 +104,13 @@ static void test_bad_args(optireduce_comm_t *comm)
 	CHECK(optireduce_allreduce(comm, s, NULL, 4, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM, NULL) ==
 	      -OPTIREDUCE_EINVAL);
 	CHECK(optireduce_allreduce(comm, s, r, 4, (enum optireduce_dtype)99, OPTIREDUCE_SUM,
-				   NULL) == -OPTIREDUCE_EDTYPE);
-	CHECK(optireduce_allreduce(comm, s, r, 4, (enum optireduce_dtype)-1, OPTIREDUCE_SUM,
-				   NULL) == -OPTIREDUCE_EDTYPE);
+	                           NULL) == -OPTIREDUCE_EDTYPE);
+	CHECK(optireduce_allreduce(comm, s, r, 4, (enum optireduce_dtype) - 1, OPTIREDUCE_SUM,
+	                           NULL) == -OPTIREDUCE_EDTYPE);
 	CHECK(optireduce_allreduce(comm, s, r, 4, OPTIREDUCE_FLOAT32, (enum optireduce_op)7,
-				   NULL) == -OPTIREDUCE_EOP);
+	                           NULL) == -OPTIREDUCE_EOP);
 	CHECK(optireduce_allreduce(comm, s, r, SIZE_MAX / 2, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM,
-				   NULL) == -OPTIREDUCE_EOVERFLOW);
+	                           NULL) == -OPTIREDUCE_EOVERFLOW);
 	CHECK(optireduce_iallreduce(comm, s, r, 4, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM, NULL) ==
 	      -OPTIREDUCE_EINVAL);
 	CHECK(r[0] == 9 && r[1] == 9 && r[2] == 9 && r[3] == 9); /* nothing touched */
@@ -122,12 +120,11 @@ static void test_bad_args(optireduce_comm_t *comm)
 	CHECK(optireduce_allreduce(comm, NULL, NULL, 0, OPTIREDUCE_INT32, OPTIREDUCE_MAX, NULL) ==
 	      0);
 	/* One rank: the result is the input. */
-	CHECK(optireduce_iallreduce(comm, s, r, 4, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM, &req) ==
-	      0);
+	CHECK(optireduce_iallreduce(comm, s, r, 4, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM, &req) == 0);
 	CHECK(optireduce_wait(req, NULL) == 0);
 	CHECK(r[0] == 1 && r[3] == 4);
 	CHECK(optireduce_allreduce(comm, OPTIREDUCE_IN_PLACE, r, 4, OPTIREDUCE_FLOAT32,
-				   OPTIREDUCE_AVG, NULL) == 0);
+	                           OPTIREDUCE_AVG, NULL) == 0);
 	CHECK(r[0] == 1 && r[3] == 4);
 }
 
@@ -173,8 +170,8 @@ int main(void)
 	optireduce_ctx_t *ctx, *ctx2;
 	optireduce_comm_t *comm;
 	struct optireduce_comm_attr attr = {
-		.oob = {.allgather = self_allgather, .rank = 0, .size = 1},
-		.mode = OPTIREDUCE_MODE_EXACT,
+	    .oob = {.allgather = self_allgather, .rank = 0, .size = 1},
+	    .mode = OPTIREDUCE_MODE_EXACT,
 	};
 	int ret;
 
@@ -204,7 +201,8 @@ int main(void)
 	test_params(ctx, comm);
 	test_bad_args(comm);
 	test_select(comm);
-	/* A communicator belongs to its context: another context's finalize is not blocked by it. */
+	/* A communicator belongs to its context: another context's finalize is not blocked by it.
+	 */
 	CHECK(optireduce_init(OPTIREDUCE_API_VERSION, &ctx2) == 0);
 	CHECK(optireduce_finalize(ctx2) == 0);
 	CHECK(optireduce_comm_destroy(comm) == 0);

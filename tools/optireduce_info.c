@@ -17,8 +17,8 @@ static int self_allgather(const void *sbuf, void *rbuf, size_t len, void *info)
 }
 
 /* libfabric lists a provider once per matching info; show each combination once. */
-static void print_provider(const char *prov, const char *fabric, const char *domain,
-			   size_t max_msg, void *arg)
+static void print_provider(const char *prov, const char *fabric, const char *domain, size_t max_msg,
+                           void *arg)
 {
 	static char seen[64][160];
 	static int nseen;
@@ -48,8 +48,8 @@ static void print_params(optireduce_ctx_t *ctx)
 {
 	static const char *src[] = {"default", "environment", "api"};
 	struct optireduce_comm_attr attr = {
-		.oob = {.allgather = self_allgather, .rank = 0, .size = 1},
-		.mode = OPTIREDUCE_MODE_EXACT,
+	    .oob = {.allgather = self_allgather, .rank = 0, .size = 1},
+	    .mode = OPTIREDUCE_MODE_EXACT,
 	};
 	optireduce_comm_t *comm = NULL;
 	struct optireduce_param_info pi;

@@ -126,12 +126,10 @@ static int do_serve(const char *port)
 		for (;;) {
 			struct sockaddr_in from;
 			socklen_t fl = sizeof(from);
-			ssize_t n = recvfrom(u, buf, sizeof(buf), 0,
-					     (struct sockaddr *)&from, &fl);
+			ssize_t n = recvfrom(u, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fl);
 			if (n < 0)
 				continue;
-			(void)sendto(u, buf, (size_t)n, 0,
-				     (struct sockaddr *)&from, fl);
+			(void)sendto(u, buf, (size_t)n, 0, (struct sockaddr *)&from, fl);
 		}
 	}
 
@@ -195,7 +193,7 @@ static int do_bulk(int argc, char **argv)
 	on_ms = atof(argv[3]);
 	off_ms = atof(argv[4]);
 	seed = argc > 5 ? (unsigned)strtoul(argv[5], NULL, 10)
-			: (unsigned)getpid() ^ (unsigned)time(NULL);
+	                : (unsigned)getpid() ^ (unsigned)time(NULL);
 	on_start = argc > 6 ? atof(argv[6]) : realtime_s();
 	srandom(seed);
 	signal(SIGPIPE, SIG_IGN);
@@ -309,7 +307,7 @@ static int do_probe(int argc, char **argv)
 			break;
 		double until = sent < count ? next : deadline;
 		int ms = (int)((until - t) * 1000.0);
-		struct pollfd p = { .fd = fd, .events = POLLIN };
+		struct pollfd p = {.fd = fd, .events = POLLIN};
 		if (poll(&p, 1, ms < 0 ? 0 : ms) > 0) {
 			ssize_t n = recv(fd, buf, sizeof(buf), 0);
 			if (n >= (ssize_t)sizeof(i)) {
@@ -322,19 +320,18 @@ static int do_probe(int argc, char **argv)
 		}
 	}
 	double rtt_loss = 1.0 - (double)received / (double)sent;
-	printf("sent=%ld received=%ld rtt_loss=%.4f oneway_loss=%.4f\n", sent,
-	       received, rtt_loss, 1.0 - sqrt((double)received / (double)sent));
+	printf("sent=%ld received=%ld rtt_loss=%.4f oneway_loss=%.4f\n", sent, received, rtt_loss,
+	       1.0 - sqrt((double)received / (double)sent));
 	free(seen);
 	return 0;
 }
 
 static void usage(void)
 {
-	fprintf(stderr,
-		"usage: crossgen serve PORT\n"
-		"       crossgen bulk HOST PORT RATE_BPS ON_MS OFF_MS [SEED [EPOCH]]\n"
-		"       crossgen send HOST PORT BYTES\n"
-		"       crossgen probe HOST PORT COUNT INTERVAL_US [WAIT_MS]\n");
+	fprintf(stderr, "usage: crossgen serve PORT\n"
+	                "       crossgen bulk HOST PORT RATE_BPS ON_MS OFF_MS [SEED [EPOCH]]\n"
+	                "       crossgen send HOST PORT BYTES\n"
+	                "       crossgen probe HOST PORT COUNT INTERVAL_US [WAIT_MS]\n");
 }
 
 int main(int argc, char **argv)
