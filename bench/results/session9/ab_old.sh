@@ -5,7 +5,7 @@
 #   c: issue 4 (c), 6 synced flows per host, --offload
 #   b: issue 4 (b), 1 flow per host, --offload
 # MPI in the same run (after both).
-# Usage: bench/results/session9/ab_old.sh BENCH_BINARY d|c|b [ITERS]
+# Usage: bench/results/session9/ab_old.sh BENCH_BINARY d|c|b [ITERS [SUFFIX]]
 set -u
 B=${1:?bench binary}
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -15,9 +15,9 @@ OUT=$HERE
 old=(--compare-param calib_margin=1.2 --compare-param backoff_after_us=1000000)
 n=${3:-200}
 case ${2:?scenario} in
-d) run i4d-4M-straggler-ab -- --sync-start 50 -m 4m:4m --iter-large "$n" --delay 3:1000000:0.1 "${old[@]}" ;;
-c) run i4c-4M-cross-ab --cross-traffic max --cross-onoff 500:4000 --cross-flows 6 --cross-sync --offload -- \
+d) run i4d-4M-straggler-ab${4:-} -- --sync-start 50 -m 4m:4m --iter-large "$n" --delay 3:1000000:0.1 "${old[@]}" ;;
+c) run i4c-4M-cross-ab${4:-} --cross-traffic max --cross-onoff 500:4000 --cross-flows 6 --cross-sync --offload -- \
 	--sync-start 250 -m 4m:4m --iter-large "$n" "${old[@]}" ;;
-b) run i4b-4M-cross-ab --cross-traffic max --cross-onoff 300:1200 --offload -- \
+b) run i4b-4M-cross-ab${4:-} --cross-traffic max --cross-onoff 300:1200 --offload -- \
 	--sync-start 250 -m 4m:4m --iter-large "$n" "${old[@]}" ;;
 esac
