@@ -777,16 +777,16 @@ static void time_one(struct bench *b, enum impl impl, size_t size, long it, long
 		if (ret)
 			die("%s(%zu bytes, iteration %ld) failed: %s", impl_name[impl], size, it,
 			    optireduce_strerror(ret));
+		double got = (double)(st.elements_received[0] + st.elements_received[1]);
+		double want = (double)(st.elements_expected[0] + st.elements_expected[1]);
 		if (it >= warmup && b->bounded) {
 			t->sums[0] += (double)st.contributions_missing;
 			t->sums[1] += (double)st.contributions_expected;
-			t->sums[2] += (double)(st.elements_received[0] + st.elements_received[1]);
-			t->sums[3] += (double)(st.elements_expected[0] + st.elements_expected[1]);
+			t->sums[2] += got;
+			t->sums[3] += want;
 		}
-		if (b->bounded && st.elements_expected[0] + st.elements_expected[1])
-			t->last_loss =
-			    1.0 - (double)(st.elements_received[0] + st.elements_received[1]) /
-			              (double)(st.elements_expected[0] + st.elements_expected[1]);
+		if (b->bounded && want > 0)
+			t->last_loss = 1.0 - got / want;
 	} else {
 		ret = MPI_Allreduce(b->sbuf, b->rbuf[impl], (int)count, mpi_dtype(o->dtype),
 		                    mpi_op(o->op), MPI_COMM_WORLD);
@@ -805,14 +805,13 @@ static void summarize(struct bench *b, enum impl impl, size_t size, long iters,
 {
 	const struct options *o = b->o;
 	size_t count = size / optireduce_dtype_size(o->dtype);
-	double tot[4], rel_err = 0, max_loss = 0, last_loss = t->last_loss;
-	double sums[4] = {t->sums[0], t->sums[1], t->sums[2], t->sums[3]};
-	long late_starts = t->late_starts, total_late = 0;
+	double tot[4], rel_err = 0, max_loss = 0;
+	long total_late = 0;
 	int bad, anybad;
 
 	/* The inputs never change, so the last result must be the known sum; a bounded one
 	 * within what the data lost in that operation (on any rank) can explain. */
-	MPI_Allreduce(&last_loss, &max_loss, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	MPI_Allreduce(&t->last_loss, &max_loss, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 	bad = validate(b->rbuf[impl], count, o,
 	               impl == IMPL_MPI && o->op == OPTIREDUCE_AVG ? OPTIREDUCE_SUM : o->op,
 	               impl != IMPL_MPI && b->bounded, max_loss, &rel_err);
@@ -827,8 +826,8 @@ static void summarize(struct bench *b, enum impl impl, size_t size, long iters,
 	}
 
 	MPI_Reduce(b->lat[impl], b->maxlat, (int)iters, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-	MPI_Reduce(sums, tot, 4, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-	MPI_Reduce(&late_starts, &total_late, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+	MPI_Reduce(t->sums, tot, 4, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+	MPI_Reduce(&t->late_starts, &total_late, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
 	if (rank != 0)
 		return;
 	if (total_late)
