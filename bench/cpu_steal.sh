@@ -5,8 +5,9 @@
 # A benchmark's tail is only worth reading next to this: on the 2-CPU VM the
 # results come from, steal arrives in bursts of 50-100 ms while the ranks are
 # busy, and a rank stopped that long adds it to an operation that no deadline
-# can cut.  OUT gets one line per 100 ms window in which at least 50 ms
-# (summed over CPUs) was stolen, then the summary line.
+# can cut.  OUT gets one line per 100 ms window with the milliseconds stolen in it
+# (summed over CPUs; "!" marks the windows with at least 50 ms), so that a slow stretch
+# of operations can be set against the steal of the same moment; then the summary line.
 set -u
 out=${1:?usage: cpu_steal.sh OUT}
 hz=$(getconf CLK_TCK)
@@ -18,10 +19,13 @@ trap 'running=0' TERM INT
 while [ "$running" = 1 ]; do
 	sleep 0.1 || true
 	read -r s t < <(read_cpu)
-	if [ $(((s - prev) * 1000 / hz)) -ge 50 ]; then
+	ms=$(((s - prev) * 1000 / hz))
+	mark=
+	if [ "$ms" -ge 50 ]; then
 		windows=$((windows + 1))
-		echo "$(date -u +%H:%M:%S.%N | cut -c1-12) steal $(((s - prev) * 1000 / hz)) ms in 100 ms" >>"$out"
+		mark=" !"
 	fi
+	echo "$(date -u +%H:%M:%S.%N | cut -c1-12) steal $ms ms in 100 ms$mark" >>"$out"
 	prev=$s
 done
 read -r s t < <(read_cpu)
