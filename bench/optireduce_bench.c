@@ -82,6 +82,14 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+static double wall_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
 static void die(const char *fmt, ...)
 {
 	va_list ap;
@@ -674,7 +682,10 @@ struct bench {
 	void *sbuf;
 	void *rbuf[IMPL_COUNT];  /* one each: interleaved runs validate their own result */
 	double *lat[IMPL_COUNT]; /* this rank's */
-	double *maxlat;          /* MAX over ranks (rank 0) */
+	/* rank 0's wall clock at each call (Unix seconds), so that a slow stretch can be set
+	 * against the hypervisor's steal of the same moment (cpu_steal.sh) */
+	double *start[IMPL_COUNT];
+	double *maxlat; /* MAX over ranks (rank 0) */
 	FILE *csv;
 	int bounded;
 };
@@ -770,6 +781,8 @@ static void time_one(struct bench *b, enum impl impl, size_t size, long it, long
 			;
 	}
 	t0 = now_s();
+	if (it >= warmup)
+		b->start[impl][it - warmup] = wall_s();
 	if (impl != IMPL_MPI) {
 		ret = optireduce_allreduce(b->comm[impl == IMPL_OURS_B], b->sbuf, b->rbuf[impl],
 		                           count, o->dtype, o->op, &st);
@@ -836,8 +849,8 @@ static void summarize(struct bench *b, enum impl impl, size_t size, long iters,
 		       impl_name[impl], size, total_late);
 	if (b->csv) {
 		for (long it = 0; it < iters; it++)
-			fprintf(b->csv, "%s,%zu,%ld,%.3f\n", impl_name[impl], size, it,
-			        b->maxlat[it]);
+			fprintf(b->csv, "%s,%zu,%ld,%.3f,%.3f\n", impl_name[impl], size, it,
+			        b->maxlat[it], b->start[impl][it]);
 		fflush(b->csv);
 	}
 	res->iters = iters;
@@ -1145,7 +1158,8 @@ int main(int argc, char **argv)
 			continue;
 		b.rbuf[k] = alloc_buf(maxcount * esize);
 		b.lat[k] = calloc((size_t)maxiters, sizeof(double));
-		if (!b.lat[k])
+		b.start[k] = calloc((size_t)maxiters, sizeof(double));
+		if (!b.lat[k] || !b.start[k])
 			die("out of memory");
 	}
 	b.maxlat = calloc((size_t)maxiters, sizeof(double));
@@ -1155,7 +1169,7 @@ int main(int argc, char **argv)
 		b.csv = fopen(o.csv, "w");
 		if (!b.csv)
 			die("cannot write %s: %s", o.csv, strerror(errno));
-		fprintf(b.csv, "impl,size,iter,latency_us\n");
+		fprintf(b.csv, "impl,size,iter,latency_us,start_s\n");
 	}
 	if (rank == 0)
 		print_header(&o, b.comm[0]);
@@ -1201,6 +1215,7 @@ int main(int argc, char **argv)
 	for (int k = 0; k < IMPL_COUNT; k++) {
 		free(b.rbuf[k]);
 		free(b.lat[k]);
+		free(b.start[k]);
 	}
 	free(b.maxlat);
 	MPI_Finalize();

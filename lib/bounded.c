@@ -7,6 +7,7 @@
  * Hadamard codec wrap every algorithm here, so no algorithm re-implements them.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <poll.h>
 #include <pthread.h>
@@ -14,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "bounded.h"
 #include "hadamard.h"
@@ -50,6 +52,8 @@
 #define OR_APP_ACTIVE_US 2000
 /* The line rate the progress thread's longest sleep is sized for (see progress_thread). */
 #define OR_IDLE_LINE_MBPS 10000
+/* Longest the idle progress thread sleeps in poll(): bounds a missed wake-up, nothing else. */
+#define OR_IDLE_POLL_MS 100
 
 struct or_rxbuf {
 	or_xfer_t x; /* first: the completion context */
@@ -191,6 +195,8 @@ struct or_bounded {
 	int thread_running;
 	volatile int thread_stop;
 	size_t rcvbuf; /* the datagram socket's receive buffer, bytes; 0 if unknown */
+	int wait_fd;   /* readable when the endpoint has completions; -1: sleep and poll instead */
+	int wake[2];   /* a pipe: destroy wakes the progress thread out of poll() */
 	/* While an operation runs and the application keeps calling in, the progress thread
 	 * waits on op_done (with lock) instead of polling: see progress_thread(). */
 	pthread_cond_t op_done;
@@ -297,6 +303,7 @@ int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bou
 		pthread_cond_init(&b->op_done, NULL);
 	}
 	b->comm = comm;
+	b->wait_fd = b->wake[0] = b->wake[1] = -1;
 	ret = or_ofi_open(OR_OFI_DGRAM, or_param_str(&comm->params, OR_P_BOUNDED_PROVIDER),
 	                  same_host, &b->ep);
 	if (ret) {
@@ -392,8 +399,16 @@ void or_bounded_destroy(struct or_bounded *b)
 		b->thread_stop = 1;
 		pthread_cond_broadcast(&b->op_done);
 		pthread_mutex_unlock(&b->lock);
+		if (b->wake[1] >= 0 && write(b->wake[1], "", 1) < 0)
+			or_log(OR_LOG_DEBUG,
+			       "progress thread: wake-up not written, it wakes "
+			       "within %d ms",
+			       OR_IDLE_POLL_MS);
 		pthread_join(b->thread, NULL);
 	}
+	for (int i = 0; i < 2; i++)
+		if (b->wake[i] >= 0)
+			close(b->wake[i]);
 	or_ofi_close(b->ep);
 	for (size_t i = 0; i < b->nparked; i++)
 		free(b->park[i].data);
@@ -438,22 +453,43 @@ static void sleep_us(long us)
 }
 
 /*
+ * An idle communicator must cost the application's other work nothing: a thread that
+ * polled every 200 us slowed MPI_Allreduce in the same processes by 12 % at the median
+ * and 60 % at the 99th percentile (bench/RESULTS.md, session 9).  fi_trywait first, under
+ * the endpoint's lock: it fails while completions are already waiting, which the
+ * descriptor might not signal.  The poll itself holds no lock, so the application is
+ * never kept from its endpoint.
+ */
+static void wait_for_traffic(struct or_bounded *b)
+{
+	struct pollfd fds[2] = {{.fd = b->wait_fd, .events = POLLIN},
+	                        {.fd = b->wake[0], .events = POLLIN}};
+	int ret;
+
+	pthread_mutex_lock(&b->ofi_lock);
+	ret = or_ofi_trywait(b->ep);
+	pthread_mutex_unlock(&b->ofi_lock);
+	if (ret == 0 && !b->thread_stop)
+		poll(fds, 2, OR_IDLE_POLL_MS);
+}
+
+/*
  * A socket buffer holds well under a millisecond of datagrams at the rates peers send,
  * and a rank that computes between two allreduces, enters one late, or is descheduled
  * does not read it: without this thread those datagrams are lost in the kernel.  While
  * the application is outside the library it reaps the endpoint and parks what arrives
- * early, and it backs off to progress_idle_us when quiet.
+ * early.  When quiet it sleeps in the kernel until a datagram arrives (wait_for_traffic);
+ * on a provider without a wait descriptor it polls, backing off to progress_idle_us.
  */
 static void *progress_thread(void *arg)
 {
 	struct or_bounded *b = arg;
 	long idle_max = (long)param_i(b, OR_P_PROGRESS_IDLE_US), idle = 10;
 	/*
-	 * An idle communicator's thread costs the application's other work: at 200 us
-	 * (5000 wake-ups per second per rank) it slowed MPI_Allreduce next to it by 12 % at
-	 * the median and 60 % at the 99th percentile (bench/RESULTS.md, session 9).  What
-	 * bounds the sleep is the socket: never longer than half the time its receive buffer
-	 * takes to fill at 10 Gbit/s (8 MiB: 3.4 ms), or 200 us if its size is unknown.
+	 * Without a wait descriptor the thread polls, and every wake-up costs the application
+	 * (see wait_for_traffic), so it sleeps as long as the socket allows: never longer than
+	 * half the time its receive buffer takes to fill at 10 Gbit/s (8 MiB: 3.4 ms), or
+	 * 200 us if its size is unknown.
 	 */
 	long fill_us = b->rcvbuf ? (long)(b->rcvbuf * 8 / OR_IDLE_LINE_MBPS / 2) : 200;
 	if (fill_us < 10)
@@ -496,6 +532,10 @@ static void *progress_thread(void *arg)
 			idle = 10;
 			continue;
 		}
+		if (b->wait_fd >= 0) {
+			wait_for_traffic(b);
+			continue;
+		}
 		sleep_us(idle);
 		if (idle < idle_max)
 			idle = idle * 2 < idle_max ? idle * 2 : idle_max;
@@ -523,6 +563,17 @@ int or_bounded_connect(struct or_bounded *b, const void *names, size_t stride)
 		       got ? "" : " (no socket found: left as the provider made it)");
 	}
 	if (!ret && param_i(b, OR_P_PROGRESS_THREAD) && b->comm->size > 1) {
+		b->wait_fd = or_ofi_wait_fd(b->ep);
+		if (b->wait_fd >= 0 && pipe(b->wake) != 0) {
+			b->wake[0] = b->wake[1] = -1;
+			b->wait_fd = -1; /* without a way to wake it, the thread polls */
+		}
+		for (int i = 0; i < 2; i++) /* not inherited by what the application executes */
+			if (b->wake[i] >= 0)
+				fcntl(b->wake[i], F_SETFD, FD_CLOEXEC);
+		or_log(OR_LOG_DEBUG, "progress thread: %s when idle",
+		       b->wait_fd >= 0 ? "sleeps until a datagram arrives"
+		                       : "polls (the provider has no wait descriptor)");
 		if (pthread_create(&b->thread, NULL, progress_thread, b) == 0)
 			b->thread_running = 1;
 		else

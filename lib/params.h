@@ -90,9 +90,10 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "outside the library, so packets of an operation it has not entered yet are "            \
 	  "parked instead of overflowing the socket buffer")                                       \
 	X(PROGRESS_IDLE_US, "progress_idle_us", OR_PT_INT, "2000", "10", "100000",                 \
-	  "Bounded mode: longest sleep of the progress thread between socket polls while "         \
-	  "the application is outside the library; also at most half the time the socket's "       \
-	  "receive buffer takes to fill at 10 Gbit/s (200 us if its size is unknown)")             \
+	  "Bounded mode, providers without a wait descriptor only (udp has one): longest "         \
+	  "sleep of the progress thread between polls while the application is outside the "       \
+	  "library; also at most half the time the socket's receive buffer takes to fill at "      \
+	  "10 Gbit/s (200 us if its size is unknown)")                                             \
 	X(INJECT_LOSS, "inject_loss", OR_PT_DOUBLE, "0", "0", "1",                                 \
 	  "Testing: drop this fraction of outgoing bounded data packets (seeded)")                 \
 	X(INJECT_SEED, "inject_seed", OR_PT_INT, "1", "0", "9223372036854775807",                  \

@@ -449,6 +449,25 @@ int or_ofi_wait(struct or_ofi *o, int timeout_ms)
 	return consume(e, n);
 }
 
+int or_ofi_wait_fd(struct or_ofi *o)
+{
+	enum fi_wait_obj obj;
+	int fd = -1;
+
+	if (!o->can_wait || fi_control(&o->cq->fid, FI_GETWAITOBJ, &obj) || obj != FI_WAIT_FD)
+		return -1;
+	if (fi_control(&o->cq->fid, FI_GETWAIT, &fd) || fd < 0)
+		return -1;
+	return fd;
+}
+
+int or_ofi_trywait(struct or_ofi *o)
+{
+	struct fid *cq = &o->cq->fid;
+
+	return fi_to_or(fi_trywait(o->fabric, &cq, 1));
+}
+
 int or_ofi_list(enum or_ofi_kind kind, or_ofi_list_cb cb, void *arg)
 {
 	struct fi_info *hints = make_hints(kind, NULL), *list = NULL;

@@ -74,6 +74,15 @@ int or_ofi_poll(struct or_ofi *o, int max);
 /* Sleep in the kernel until the endpoint has activity or timeout_ms passes. */
 int or_ofi_wait(struct or_ofi *o, int timeout_ms);
 
+/*
+ * A file descriptor that polls readable when the endpoint has completions, so that a
+ * thread can sleep in poll() without holding the endpoint; -1 when the provider has none.
+ * Before each poll(), or_ofi_trywait (with the endpoint's lock) must return 0: otherwise
+ * completions are already waiting and the descriptor may not signal them.
+ */
+int or_ofi_wait_fd(struct or_ofi *o);
+int or_ofi_trywait(struct or_ofi *o);
+
 /* For optireduce_info: every provider libfabric offers for kind. */
 typedef void (*or_ofi_list_cb)(const char *prov, const char *fabric, const char *domain,
                                size_t max_msg, void *arg);
