@@ -563,7 +563,7 @@ int or_bounded_connect(struct or_bounded *b, const void *names, size_t stride)
 		       got ? "" : " (no socket found: left as the provider made it)");
 	}
 	if (!ret && param_i(b, OR_P_PROGRESS_THREAD) && b->comm->size > 1) {
-		b->wait_fd = or_ofi_wait_fd(b->ep);
+		b->wait_fd = param_i(b, OR_P_PROGRESS_WAIT) ? or_ofi_wait_fd(b->ep) : -1;
 		if (b->wait_fd >= 0 && pipe(b->wake) != 0) {
 			b->wake[0] = b->wake[1] = -1;
 			b->wait_fd = -1; /* without a way to wake it, the thread polls */
@@ -573,7 +573,8 @@ int or_bounded_connect(struct or_bounded *b, const void *names, size_t stride)
 				fcntl(b->wake[i], F_SETFD, FD_CLOEXEC);
 		or_log(OR_LOG_DEBUG, "progress thread: %s when idle",
 		       b->wait_fd >= 0 ? "sleeps until a datagram arrives"
-		                       : "polls (the provider has no wait descriptor)");
+		                       : "polls (progress_wait=0, or the provider has no wait "
+		                         "descriptor)");
 		if (pthread_create(&b->thread, NULL, progress_thread, b) == 0)
 			b->thread_running = 1;
 		else

@@ -230,12 +230,24 @@ const char *optireduce_comm_provider(const optireduce_comm_t *comm, enum optired
 static int creation_only(int id)
 {
 	/* Read once, when the communicator's channels and controller are built. */
-	static const int ids[] = {OR_P_MODE,           OR_P_PROVIDER,        OR_P_BOUNDED_PROVIDER,
-	                          OR_P_PACKET_PAYLOAD, OR_P_TIMEOUT_MIN_US,  OR_P_TIMEOUT_MAX_US,
-	                          OR_P_INJECT_SEED,    OR_P_PROGRESS_THREAD, OR_P_PROGRESS_IDLE_US,
-	                          OR_P_SOCKET_RCVBUF,  OR_P_CALIB_OPS,       OR_P_CALIB_PERCENTILE,
-	                          OR_P_CALIB_MARGIN,   OR_P_EARLY_FRACTION,  OR_P_EARLY_TIMEOUT,
-	                          OR_P_ABSENT_FACTOR,  OR_P_BACKOFF_AFTER_US};
+	static const int ids[] = {OR_P_MODE,
+	                          OR_P_PROVIDER,
+	                          OR_P_BOUNDED_PROVIDER,
+	                          OR_P_PACKET_PAYLOAD,
+	                          OR_P_TIMEOUT_MIN_US,
+	                          OR_P_TIMEOUT_MAX_US,
+	                          OR_P_INJECT_SEED,
+	                          OR_P_PROGRESS_THREAD,
+	                          OR_P_PROGRESS_WAIT,
+	                          OR_P_PROGRESS_IDLE_US,
+	                          OR_P_SOCKET_RCVBUF,
+	                          OR_P_CALIB_OPS,
+	                          OR_P_CALIB_PERCENTILE,
+	                          OR_P_CALIB_MARGIN,
+	                          OR_P_EARLY_FRACTION,
+	                          OR_P_EARLY_TIMEOUT,
+	                          OR_P_ABSENT_FACTOR,
+	                          OR_P_BACKOFF_AFTER_US};
 
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
 		if (ids[i] == id)

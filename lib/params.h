@@ -89,11 +89,15 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "Bounded mode: a thread drains the datagram socket while the application is "            \
 	  "outside the library, so packets of an operation it has not entered yet are "            \
 	  "parked instead of overflowing the socket buffer")                                       \
+	X(PROGRESS_WAIT, "progress_wait", OR_PT_BOOL, "1", "", "",                                 \
+	  "Bounded mode: the idle progress thread sleeps in poll() on the completion queue's "     \
+	  "wait descriptor until a datagram arrives; 0 (or a provider without one): it polls "     \
+	  "every progress_idle_us")                                                                \
 	X(PROGRESS_IDLE_US, "progress_idle_us", OR_PT_INT, "2000", "10", "100000",                 \
-	  "Bounded mode, providers without a wait descriptor only (udp has one): longest "         \
-	  "sleep of the progress thread between polls while the application is outside the "       \
-	  "library; also at most half the time the socket's receive buffer takes to fill at "      \
-	  "10 Gbit/s (200 us if its size is unknown)")                                             \
+	  "Bounded mode, when the progress thread polls (see progress_wait): longest sleep "       \
+	  "between polls while the application is outside the library; also at most half the "     \
+	  "time the socket's receive buffer takes to fill at 10 Gbit/s (200 us if its size is "    \
+	  "unknown)")                                                                              \
 	X(INJECT_LOSS, "inject_loss", OR_PT_DOUBLE, "0", "0", "1",                                 \
 	  "Testing: drop this fraction of outgoing bounded data packets (seeded)")                 \
 	X(INJECT_SEED, "inject_seed", OR_PT_INT, "1", "0", "9223372036854775807",                  \

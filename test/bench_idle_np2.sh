@@ -12,27 +12,40 @@ bench=${top_builddir:-.}/bench/optireduce_bench
 out=$(mktemp) || exit 1
 trap 'rm -f "$out"' EXIT
 
-OPTIREDUCE_LOG_LEVEL=3 "$top_srcdir/test/run-mpi.sh" 2 "$bench" --mode bounded \
-	-m 4k:4k -i 4 -x 0 --sync-start 1000 >"$out" 2>&1
-rc=$?
-[ "$rc" = 77 ] && exit 77
-if [ "$rc" != 0 ]; then
-	cat "$out"
-	echo "FAIL: the benchmark exited $rc"
-	exit 1
-fi
+# run ARGS...: the benchmark with debug logging; sets $max, the most wake-ups of a thread.
+run() {
+	OPTIREDUCE_LOG_LEVEL=3 "$top_srcdir/test/run-mpi.sh" 2 "$bench" --mode bounded \
+		-m 4k:4k -i 4 -x 0 --sync-start 1000 "$@" >"$out" 2>&1
+	rc=$?
+	[ "$rc" = 77 ] && exit 77
+	if [ "$rc" != 0 ]; then
+		cat "$out"
+		echo "FAIL: the benchmark exited $rc"
+		exit 1
+	fi
+	lines=$(grep -c "progress thread: .* wakeups" "$out")
+	[ "$lines" -ge 2 ] || { cat "$out"; echo "FAIL: $lines ranks reported their thread's wake-ups, want 2"; exit 1; }
+	grep "progress thread: .* wakeups" "$out"
+	max=$(grep "progress thread: .* wakeups" "$out" | sed 's/.* in \([0-9]*\) wakeups.*/\1/' | sort -n | tail -n 1)
+}
+
+run
 if grep -q "progress thread: polls" "$out"; then
 	echo "the provider has no wait descriptor: the thread polls; skipping"
 	exit 77
 fi
-lines=$(grep -c "progress thread: .* wakeups" "$out")
-[ "$lines" -ge 2 ] || { cat "$out"; echo "FAIL: $lines ranks reported their thread's wake-ups, want 2"; exit 1; }
-grep "progress thread: .* wakeups" "$out"
 # 4 s idle at most 10 wake-ups a second: 40; the operations' datagrams add a few (4 KiB:
 # a handful per operation), and the timed-out polls of warm-up and set-up a few more.
-max=$(grep "progress thread: .* wakeups" "$out" | sed 's/.* in \([0-9]*\) wakeups.*/\1/' | sort -n | tail -n 1)
 if [ "$max" -gt 200 ]; then
 	echo "FAIL: a progress thread woke $max times in about 4 s idle (want at most 200)"
 	exit 1
 fi
-echo "PASS: at most $max wake-ups in about 4 s idle"
+echo "sleeping in poll(): at most $max wake-ups in about 4 s idle"
+# The count must be able to fail: the polling thread (progress_wait=0, 2 ms sleeps).
+run --param progress_wait=0
+if [ "$max" -le 500 ]; then
+	echo "FAIL: with progress_wait=0 a thread woke only $max times: the count does not see polling"
+	exit 1
+fi
+echo "polling (progress_wait=0): $max wake-ups"
+echo "PASS"
