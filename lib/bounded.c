@@ -460,7 +460,7 @@ static void sleep_us(long us)
  * descriptor might not signal.  The poll itself holds no lock, so the application is
  * never kept from its endpoint.
  */
-static void wait_for_traffic(struct or_bounded *b)
+static int wait_for_traffic(struct or_bounded *b)
 {
 	struct pollfd fds[2] = {{.fd = b->wait_fd, .events = POLLIN},
 	                        {.fd = b->wake[0], .events = POLLIN}};
@@ -469,8 +469,10 @@ static void wait_for_traffic(struct or_bounded *b)
 	pthread_mutex_lock(&b->ofi_lock);
 	ret = or_ofi_trywait(b->ep);
 	pthread_mutex_unlock(&b->ofi_lock);
-	if (ret == 0 && !b->thread_stop)
-		poll(fds, 2, OR_IDLE_POLL_MS);
+	if (ret != 0 || b->thread_stop)
+		return 0;
+	poll(fds, 2, OR_IDLE_POLL_MS);
+	return 1;
 }
 
 /*
@@ -532,8 +534,13 @@ static void *progress_thread(void *arg)
 			idle = 10;
 			continue;
 		}
-		if (b->wait_fd >= 0) {
-			wait_for_traffic(b);
+		/*
+		 * Completions this thread could not reap (the application held the lock, in an
+		 * operation's encoding or decoding) make fi_trywait refuse: back off as a polling
+		 * thread would.  Retrying at once spun: 272,453 wake-ups in a 150 s run.
+		 */
+		if (b->wait_fd >= 0 && wait_for_traffic(b)) {
+			idle = 10;
 			continue;
 		}
 		sleep_us(idle);
