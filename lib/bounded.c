@@ -201,6 +201,10 @@ struct or_bounded {
 	 * waits on op_done (with lock) instead of polling: see progress_thread(). */
 	pthread_cond_t op_done;
 	volatile int in_op;
+	/* The application's waits for lock while the progress thread held it, since the last
+	 * operation finished: the price of a thread that wakes for every early datagram. */
+	unsigned lock_waits;
+	double lock_wait_us;
 	double app_us; /* the application's last poll or wait */
 	/* The last operation's encoded buffer, kept: fresh pages cost a fault each. */
 	void *work_cache;
@@ -437,7 +441,14 @@ int or_bounded_getname(struct or_bounded *b, void *buf, size_t *len)
 
 void or_bounded_lock(struct or_bounded *b)
 {
+	double t0;
+
+	if (pthread_mutex_trylock(&b->lock) == 0)
+		return;
+	t0 = or_now_us();
 	pthread_mutex_lock(&b->lock);
+	b->lock_waits++;
+	b->lock_wait_us += or_now_us() - t0;
 }
 
 void or_bounded_unlock(struct or_bounded *b)
@@ -509,6 +520,31 @@ static void *progress_thread(void *arg)
 		 * every few hundred us while the application works on an operation: with ranks
 		 * sharing cores those wake-ups, and the turns it took at the endpoint between the
 		 * application's polls, doubled the 99th percentile (bench/RESULTS.md). */
+		if (b->wait_fd >= 0 && !b->in_op) {
+			/*
+			 * Woken by a datagram of an operation this rank has not entered, it only
+			 * reaps: parking needs lock, and the application entering the operation
+			 * waited for it, up to 8.4 ms at 64 KiB (bench/RESULTS.md, session 10).
+			 * Receive buffers are what parking frees, so it parks once half of them
+			 * wait; until then the application handles them when it enters.
+			 */
+			size_t waiting;
+			n = reap(b);
+			pthread_mutex_lock(&b->ofi_lock);
+			waiting = b->ready_count;
+			pthread_mutex_unlock(&b->ofi_lock);
+			if (waiting < b->nrx / 2) {
+				reaped += n > 0 ? (unsigned long long)n : 0;
+				if (n > 0 || wait_for_traffic(b)) {
+					idle = 10;
+					continue;
+				}
+				sleep_us(idle);
+				if (idle < idle_max)
+					idle = idle * 2 < idle_max ? idle * 2 : idle_max;
+				continue;
+			}
+		}
 		if (pthread_mutex_trylock(&b->lock) == 0) {
 			if (b->op && or_now_us() - b->app_us < OR_APP_ACTIVE_US &&
 			    !b->thread_stop) {
@@ -1661,13 +1697,17 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 		/* Where an operation's time goes besides the phases themselves. */
 		or_log(OR_LOG_DEBUG,
 		       "op %llu timeline: encoded %.0f us, phase 0 %.0f-%.0f us, phase 1 %.0f-%.0f "
-		       "us, decode %.0f-%.0f us (on CPU %.0f us), done %.0f us",
+		       "us, decode %.0f-%.0f us (on CPU %.0f us), done %.0f us; waited %u times "
+		       "for the progress thread's lock, %.0f us",
 		       (unsigned long long)c->seq, op->encoded_us - op->start_us,
 		       op->ph[0].start_us - op->start_us, op->ph[0].end_us - op->start_us,
 		       op->ph[1].start_us - op->start_us, op->ph[1].end_us - op->start_us,
 		       finish_us - op->start_us, decoded_us - op->start_us,
-		       or_thread_cpu_us() - finish_cpu_us, or_now_us() - op->start_us);
+		       or_thread_cpu_us() - finish_cpu_us, or_now_us() - op->start_us,
+		       b->lock_waits, b->lock_wait_us);
 	}
+	b->lock_waits = 0;
+	b->lock_wait_us = 0;
 	{
 		/*
 		 * The controller learns per phase: deadlines bound phases, so its sample is the
