@@ -89,11 +89,11 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "Bounded mode: a thread drains the datagram socket while the application is "            \
 	  "outside the library, so packets of an operation it has not entered yet are "            \
 	  "parked instead of overflowing the socket buffer")                                       \
-	X(PROGRESS_WAIT, "progress_wait", OR_PT_BOOL, "1", "", "",                                 \
-	  "Bounded mode: the idle progress thread sleeps in poll() on the completion queue's "     \
-	  "wait descriptor until a datagram arrives, and parks early datagrams only once half "    \
-	  "the receive buffers wait; 0 (or a provider without one): it polls every "               \
-	  "progress_idle_us and parks at once")                                                    \
+	X(PROGRESS_WAIT, "progress_wait", OR_PT_BOOL, "0", "", "",                                 \
+	  "Bounded mode: 1 = the idle progress thread sleeps in poll() on the completion queue's " \
+	  "wait descriptor until a datagram arrives (an idle communicator costs no CPU), and "     \
+	  "parks early datagrams only once half the receive buffers wait; 0 = it polls every "     \
+	  "progress_idle_us and parks at once (the 64 KiB tail was better so)")                    \
 	X(PROGRESS_IDLE_US, "progress_idle_us", OR_PT_INT, "2000", "10", "100000",                 \
 	  "Bounded mode, when the progress thread polls (see progress_wait): longest sleep "       \
 	  "between polls while the application is outside the library; also at most half the "     \

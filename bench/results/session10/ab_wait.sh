@@ -4,7 +4,8 @@
 # each of issue 3 (a) and (b) at 64 KiB, the size most sensitive to CPU (the rerun's
 # a-64K lost 4.3 % of contributions under 5 % steal, the batch's 0.25 % under 0.1 %).
 # Usage: bench/results/session10/ab_wait.sh BENCH_BINARY [OUT_SUBDIR]
-# (6b8f124, with the spin, wrote ab-wait/; 8599f70 wrote ab-wait-final/)
+# (6b8f124, with the spin, wrote ab-wait/; 8599f70 wrote ab-wait-final/; c0e7cb9, the
+# thread parking only once half the receive ring waits, wrote ab-wait-deferred/)
 set -u
 B=${1:?bench binary}
 HERE=$(cd "$(dirname "$0")" && pwd)
