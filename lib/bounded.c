@@ -520,6 +520,7 @@ static void *progress_thread(void *arg)
 		 * every few hundred us while the application works on an operation: with ranks
 		 * sharing cores those wake-ups, and the turns it took at the endpoint between the
 		 * application's polls, doubled the 99th percentile (bench/RESULTS.md). */
+		int park = 1;
 		if (b->wait_fd >= 0 && !b->in_op) {
 			/*
 			 * Woken by a datagram of an operation this rank has not entered, it only
@@ -528,42 +529,33 @@ static void *progress_thread(void *arg)
 			 * Receive buffers are what parking frees, so it parks once half of them
 			 * wait; until then the application handles them when it enters.
 			 */
-			size_t waiting;
 			n = reap(b);
 			pthread_mutex_lock(&b->ofi_lock);
-			waiting = b->ready_count;
+			park = b->ready_count >= b->nrx / 2;
 			pthread_mutex_unlock(&b->ofi_lock);
-			if (waiting < b->nrx / 2) {
-				reaped += n > 0 ? (unsigned long long)n : 0;
-				if (n > 0 || wait_for_traffic(b)) {
-					idle = 10;
+		}
+		if (park) {
+			if (pthread_mutex_trylock(&b->lock) == 0) {
+				if (b->op && or_now_us() - b->app_us < OR_APP_ACTIVE_US &&
+				    !b->thread_stop) {
+					struct timespec ts;
+					clock_gettime(CLOCK_REALTIME, &ts);
+					ts.tv_nsec += (long)OR_APP_ACTIVE_US * 1000;
+					ts.tv_sec += ts.tv_nsec / 1000000000;
+					ts.tv_nsec %= 1000000000;
+					pthread_cond_timedwait(&b->op_done, &b->lock, &ts);
+					pthread_mutex_unlock(&b->lock);
+					idle = 10; /* the next operation's first packets may come at
+					              once */
 					continue;
 				}
-				sleep_us(idle);
-				if (idle < idle_max)
-					idle = idle * 2 < idle_max ? idle * 2 : idle_max;
-				continue;
-			}
-		}
-		if (pthread_mutex_trylock(&b->lock) == 0) {
-			if (b->op && or_now_us() - b->app_us < OR_APP_ACTIVE_US &&
-			    !b->thread_stop) {
-				struct timespec ts;
-				clock_gettime(CLOCK_REALTIME, &ts);
-				ts.tv_nsec += (long)OR_APP_ACTIVE_US * 1000;
-				ts.tv_sec += ts.tv_nsec / 1000000000;
-				ts.tv_nsec %= 1000000000;
-				pthread_cond_timedwait(&b->op_done, &b->lock, &ts);
+				n += reap(b);
+				drain_ready(b);
 				pthread_mutex_unlock(&b->lock);
-				idle = 10; /* the next operation's first packets may come at once */
+			} else if (b->in_op) {
+				sleep_us(OR_APP_ACTIVE_US);
 				continue;
 			}
-			n = reap(b);
-			drain_ready(b);
-			pthread_mutex_unlock(&b->lock);
-		} else if (b->in_op) {
-			sleep_us(OR_APP_ACTIVE_US);
-			continue;
 		}
 		reaped += n > 0 ? (unsigned long long)n : 0;
 		if (n > 0) {
