@@ -93,6 +93,15 @@ if command -v ethtool >/dev/null 2>&1; then
 	ip netns exec orc-h1 ethtool -k eth0 | grep -q '^generic-segmentation-offload: on' ||
 		fail "--offload: GSO is off on orc-h1 eth0"
 fi
+# GSO packets must fit the tbf bucket, or tbf segments them in software (see cluster.sh);
+# the set size leaves one frame for the segments' headers, tc shows the bucket rounded.
+burst=$(tc -n orc-h1 qdisc show dev eth0 | sed -n 's/.* burst \([0-9]*\)b.*/\1/p')
+for where in "orc-h1 eth0" "orc-sw h1"; do
+	set -- $where
+	gso=$(ip -d -n "$1" link show dev "$2" | sed -n 's/.* gso_max_size \([0-9]*\).*/\1/p')
+	[ -n "$burst" ] && [ -n "$gso" ] && [ "$gso" -le $((burst - 1024)) ] ||
+		fail "--offload: gso_max_size ${gso:-?} on $where does not fit the tbf burst ${burst:-?}"
+done
 flows=()
 for p in $(pgrep -f "crossgen bulk" || true); do
 	flows+=("$(ip netns identify "$p") $(tr '\0' ' ' <"/proc/$p/cmdline" | sed 's/.*crossgen bulk //')")
@@ -110,7 +119,7 @@ sleep 2
 b1=$(tc -n orc-sw -s qdisc show dev h1 | awk '/Sent/ { print $2; exit }')
 # 2 s at 100 Mbit/s, ON half the time: ~12 MB; at least a tenth of it.
 [ $((b1 - b0)) -gt 1200000 ] || fail "cross traffic toward h1: only $((b1 - b0)) bytes in 2 s"
-ok "cross traffic (--offload): 6 flows, distinct destinations per host, one schedule, $((b1 - b0)) bytes to h1 in 2 s; --offload with --loss refused"
+ok "cross traffic (--offload): GSO packets ($gso B) fit the bucket ($burst B), 6 flows, distinct destinations per host, one schedule, $((b1 - b0)) bytes to h1 in 2 s; --offload with --loss refused"
 
 # 6. down removes everything.
 "$CL" down >/dev/null || fail "cluster.sh down"
