@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Session 11, new machine (AMD EPYC, 2 CPUs, kernel 6.18), library ad929be (cluster.sh keeps
+# GSO packets below the tbf bucket with --offload): issue 4 (c), (b), (d), (a) and issue 3 (a),
+# (b) at 4 MiB, against MPI_Allreduce in the same run.
+# Usage: bench/results/session11/run_all.sh BENCH_BINARY [SCENARIO...]
+set -u
+B=${1:?bench binary}
+shift
+HERE=$(cd "$(dirname "$0")" && pwd)
+common=(--mode bounded --algorithm transpose -f --warmup-large 16)
+OUT=$HERE
+. "$HERE/../../scenarios.sh"
+SEL=("$@")
+pick() { [ ${#SEL[@]} -eq 0 ] || [[ " ${SEL[*]} " == *" $1 "* ]]; }
+pick i4c-4M-cross && run i4c-4M-cross --cross-traffic max --cross-onoff 500:4000 --cross-flows 6 --cross-sync --offload -- \
+	--sync-start 250 -m 4m:4m --iter-large 200
+pick i4b-4M-cross && run i4b-4M-cross --cross-traffic max --cross-onoff 300:1200 --offload -- \
+	--sync-start 250 -m 4m:4m --iter-large 200
+pick i4d-4M-straggler && run i4d-4M-straggler -- --sync-start 50 -m 4m:4m --iter-large 150 --delay 3:1000000:0.1
+pick a-4M && run a-4M -- --sync-start 50 -m 4m:4m --iter-large 100
+pick b-4M && run b-4M --loss 0.01 -- --sync-start 250 -m 4m:4m --iter-large 100
+# Repeats of the two scenarios whose bar is closest, and the A/B runs of issue 4 (a) and
+# of early timeout (no baseline: they compare two settings of ours, interleaved).
+pick i4c-4M-cross-2 && run i4c-4M-cross-2 --cross-traffic max --cross-onoff 500:4000 --cross-flows 6 --cross-sync --offload -- \
+	--sync-start 250 -m 4m:4m --iter-large 200
+pick i4b-4M-cross-2 && run i4b-4M-cross-2 --cross-traffic max --cross-onoff 300:1200 --offload -- \
+	--sync-start 250 -m 4m:4m --iter-large 200
+pick i4a-4M-ab && run i4a-4M-ab --no-baseline -- --sync-start 50 -m 4m:4m --iter-large 200 \
+	--compare-param timeout_us=300000
+pick b-4M-noearly && run b-4M-noearly --loss 0.01 --no-baseline -- --sync-start 250 -m 4m:4m --iter-large 60 \
+	--compare-param early_timeout=0
+# Issue 3 at the other sizes, and (a) at 4 MiB on 100 Mbit/s links (this machine is
+# CPU-bound at 200 Mbit/s: see RESULTS.md, session 11).
+pick a-4M-100mbit && run a-4M-100mbit --rate 100mbit -- --sync-start 50 -m 4m:4m --iter-large 60
+pick b-64K && run b-64K --loss 0.01 -- --sync-start 250 -m 64k:64k --iter-large 200
+pick a-64K && run a-64K -- --sync-start 50 -m 64k:64k --iter-large 200
+pick b-1M && run b-1M --loss 0.01 -- --sync-start 250 -m 1m:1m --iter-large 100
+pick a-1M && run a-1M -- --sync-start 50 -m 1m:1m --iter-large 100
+pick d-64K && run d-64K --rate none --loss 0.01 -- --sync-start 250 -m 64k:64k --iter-large 200
+pick d-1M && run d-1M --rate none --loss 0.01 -- --sync-start 250 -m 1m:1m --iter-large 200
+pick b-16M && run b-16M --loss 0.01 -- --sync-start 250 -m 16m:16m --iter-large 60
+pick a-16M && run a-16M -- --sync-start 50 -m 16m:16m --iter-large 60
+pick c-4M-16M && run c-4M-16M --rate none -- --sync-start 50 -m 4m:16m --iter-large 60
+echo "== done $(date -u +%H:%M:%S)"
