@@ -48,4 +48,7 @@ pick i4a-4M-ab-2 && run i4a-4M-ab-2 --no-baseline -- --sync-start 50 -m 4m:4m --
 pick i4a-4M-ab-250 && run i4a-4M-ab-250 --no-baseline -- --sync-start 50 -m 4m:4m --iter-large 200 \
 	--compare-param timeout_us=250000
 pick a-16M-100mbit && run a-16M-100mbit --rate 100mbit -- --sync-start 50 -m 16m:16m --iter-large 20
+# (d) with the delay at 3x this machine's 4 MiB median (about 430 ms): 1.3 s.
+pick i4d-4M-straggler-1300 && run i4d-4M-straggler-1300 -- --sync-start 50 -m 4m:4m --iter-large 150 --delay 3:1300000:0.1
+pick i4d-4M-straggler-1300-2 && run i4d-4M-straggler-1300-2 -- --sync-start 50 -m 4m:4m --iter-large 150 --delay 3:1300000:0.1
 echo "== done $(date -u +%H:%M:%S)"
