@@ -51,4 +51,9 @@ pick a-16M-100mbit && run a-16M-100mbit --rate 100mbit -- --sync-start 50 -m 16m
 # (d) with the delay at 3x this machine's 4 MiB median (about 430 ms): 1.3 s.
 pick i4d-4M-straggler-1300 && run i4d-4M-straggler-1300 -- --sync-start 50 -m 4m:4m --iter-large 150 --delay 3:1300000:0.1
 pick i4d-4M-straggler-1300-2 && run i4d-4M-straggler-1300-2 -- --sync-start 50 -m 4m:4m --iter-large 150 --delay 3:1300000:0.1
+# progress_wait=0 (default) against 1 at 64 KiB (A/B, no baseline).
+pick ab-wait-a-64K && run ab-wait-a-64K --no-baseline -- --sync-start 50 -m 64k:64k --iter-large 200 \
+	--compare-param progress_wait=1
+pick ab-wait-b-64K && run ab-wait-b-64K --loss 0.01 --no-baseline -- --sync-start 250 -m 64k:64k --iter-large 200 \
+	--compare-param progress_wait=1
 echo "== done $(date -u +%H:%M:%S)"
