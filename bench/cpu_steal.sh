@@ -7,11 +7,16 @@
 # busy, and a rank stopped that long adds it to an operation that no deadline
 # can cut.  OUT gets one line per 100 ms window with the milliseconds stolen in it
 # (summed over CPUs; "!" marks the windows with at least 50 ms), so that a slow stretch
-# of operations can be set against the steal of the same moment; then the summary line.
+# of operations can be set against the steal of the same moment; then the summary line,
+# which also says how busy the CPUs were (user, system, idle).
 set -u
 out=${1:?usage: cpu_steal.sh OUT}
 hz=$(getconf CLK_TCK)
 read_cpu() { awk '/^cpu /{ t = 0; for (i = 2; i <= 9; i++) t += $i; print $9, t }' /proc/stat; }
+# user+nice, system+irq+softirq, idle+iowait: a run with little idle time measured the
+# CPUs, not the emulated links.
+read_use() { awk '/^cpu /{ print $2 + $3, $4 + $7 + $8, $5 + $6 }' /proc/stat; }
+read -r u0 y0 i0 < <(read_use)
 read -r s0 t0 < <(read_cpu)
 prev=$s0 windows=0 running=1
 trap 'running=0' TERM INT
@@ -29,5 +34,8 @@ while [ "$running" = 1 ]; do
 	prev=$s
 done
 read -r s t < <(read_cpu)
+read -r u y i < <(read_use)
 pct=$(awk -v s=$((s - s0)) -v t=$((t - t0)) 'BEGIN { printf "%.1f", (t > 0 ? 100 * s / t : 0) }')
-echo "# CPU steal during the run: $pct % of CPU time; $windows windows of 100 ms with >= 50 ms stolen" >>"$out"
+use=$(awk -v u=$((u - u0)) -v y=$((y - y0)) -v i=$((i - i0)) -v t=$((t - t0)) \
+	'BEGIN { if (t <= 0) t = 1; printf "user %.0f %%, system %.0f %%, idle %.0f %%", 100 * u / t, 100 * y / t, 100 * i / t }')
+echo "# CPU steal during the run: $pct % of CPU time; $windows windows of 100 ms with >= 50 ms stolen; $use" >>"$out"
