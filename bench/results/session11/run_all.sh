@@ -56,4 +56,7 @@ pick ab-wait-a-64K && run ab-wait-a-64K --no-baseline -- --sync-start 50 -m 64k:
 	--compare-param progress_wait=1
 pick ab-wait-b-64K && run ab-wait-b-64K --loss 0.01 --no-baseline -- --sync-start 250 -m 64k:64k --iter-large 200 \
 	--compare-param progress_wait=1
+# Issue 3 at 64 KiB again, in a quiet spell.
+pick b-64K-2 && run b-64K-2 --loss 0.01 -- --sync-start 250 -m 64k:64k --iter-large 200
+pick a-64K-2 && run a-64K-2 -- --sync-start 50 -m 64k:64k --iter-large 200
 echo "== done $(date -u +%H:%M:%S)"
