@@ -59,4 +59,9 @@ pick ab-wait-b-64K && run ab-wait-b-64K --loss 0.01 --no-baseline -- --sync-star
 # Issue 3 at 64 KiB again, in a quiet spell.
 pick b-64K-2 && run b-64K-2 --loss 0.01 -- --sync-start 250 -m 64k:64k --iter-large 200
 pick a-64K-2 && run a-64K-2 -- --sync-start 50 -m 64k:64k --iter-large 200
+# 64 KiB with and without the progress thread (A/B, no baseline).
+pick ab-thread-a-64K && run ab-thread-a-64K --no-baseline -- --sync-start 50 -m 64k:64k --iter-large 200 \
+	--compare-param progress_thread=0
+pick ab-thread-b-64K && run ab-thread-b-64K --loss 0.01 --no-baseline -- --sync-start 250 -m 64k:64k --iter-large 200 \
+	--compare-param progress_thread=0
 echo "== done $(date -u +%H:%M:%S)"
