@@ -121,7 +121,7 @@ eff_burst() {
 
 # With offloads on, a GSO packet larger than the tbf's bucket is cut into wire
 # packets by tbf itself, in software: on a 6.18 kernel that made 4 hosts' cross
-# traffic at 200 Mbit/s take 90 % of both CPUs (9 % with GSO packets kept below the
+# traffic at 200 Mbit/s take 90 % of both CPUs (7 % with GSO packets kept below the
 # bucket), so the cross-traffic runs measured starved ranks, not a busy network.
 gso_below_burst() {
 	local i=$1 size=$2
