@@ -12,18 +12,16 @@
 set -u
 out=${1:?usage: cpu_steal.sh OUT}
 hz=$(getconf CLK_TCK)
-read_cpu() { awk '/^cpu /{ t = 0; for (i = 2; i <= 9; i++) t += $i; print $9, t }' /proc/stat; }
-# user+nice, system+irq+softirq, idle+iowait: a run with little idle time measured the
-# CPUs, not the emulated links.
-read_use() { awk '/^cpu /{ print $2 + $3, $4 + $7 + $8, $5 + $6 }' /proc/stat; }
-read -r u0 y0 i0 < <(read_use)
-read -r s0 t0 < <(read_cpu)
+# steal, total, then user+nice, system+irq+softirq, idle+iowait: a run with little idle
+# time measured the CPUs, not the emulated links.
+read_cpu() { awk '/^cpu /{ t = 0; for (i = 2; i <= 9; i++) t += $i; print $9, t, $2 + $3, $4 + $7 + $8, $5 + $6 }' /proc/stat; }
+read -r s0 t0 u0 y0 i0 < <(read_cpu)
 prev=$s0 windows=0 running=1
 trap 'running=0' TERM INT
 : >"$out"
 while [ "$running" = 1 ]; do
 	sleep 0.1 || true
-	read -r s t < <(read_cpu)
+	read -r s _ < <(read_cpu)
 	ms=$(((s - prev) * 1000 / hz))
 	mark=
 	if [ "$ms" -ge 50 ]; then
@@ -33,8 +31,7 @@ while [ "$running" = 1 ]; do
 	echo "$(date -u +%H:%M:%S.%N | cut -c1-12) steal $ms ms in 100 ms$mark" >>"$out"
 	prev=$s
 done
-read -r s t < <(read_cpu)
-read -r u y i < <(read_use)
+read -r s t u y i < <(read_cpu)
 pct=$(awk -v s=$((s - s0)) -v t=$((t - t0)) 'BEGIN { printf "%.1f", (t > 0 ? 100 * s / t : 0) }')
 use=$(awk -v u=$((u - u0)) -v y=$((y - y0)) -v i=$((i - i0)) -v t=$((t - t0)) \
 	'BEGIN { if (t <= 0) t = 1; printf "user %.0f %%, system %.0f %%, idle %.0f %%", 100 * u / t, 100 * y / t, 100 * i / t }')
