@@ -262,6 +262,13 @@ cmd_up() {
 	ip -n "$SW" link add "$BR" type bridge forward_delay 0 stp_state 0
 	ip -n "$SW" link set "$BR" mtu 1500 up
 	ip netns exec "$SW" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 2>/dev/null || true
+	# A cloud's switch does not run the hosts' firewall: with br_netfilter loaded, every
+	# bridged frame would go through iptables and a route lookup here (8 % of both CPUs
+	# in a 4 MiB bounded run, perf), and the emulated links would cost more CPU per packet.
+	local f
+	for f in iptables ip6tables arptables; do
+		ip netns exec "$SW" sysctl -qw "net.bridge.bridge-nf-call-$f=0" 2>/dev/null || true
+	done
 
 	local i ns
 	for ((i = 0; i < N; i++)); do

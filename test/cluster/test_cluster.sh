@@ -27,6 +27,13 @@ trap '"$CL" down >/dev/null 2>&1 || true' EXIT
 "$CL" up -n 3 --rate "${RATE_MBIT}mbit" --loss "$LOSS" || fail "cluster.sh up"
 CG=$("$CL" tool)
 
+# 0. The switch does not run iptables on bridged frames (br_netfilter's per-namespace switch).
+if ip netns exec orc-sw sysctl -n net.bridge.bridge-nf-call-iptables >/dev/null 2>&1; then
+	v=$(ip netns exec orc-sw sysctl -n net.bridge.bridge-nf-call-iptables)
+	[ "$v" = 0 ] || fail "bridge-nf-call-iptables is $v in orc-sw; bridged frames go through iptables"
+	ok "switch: bridge-nf-call-iptables 0"
+fi
+
 # 1. Every host reaches every other one (UDP echo; some loss tolerated).
 for pair in 0:1 1:2 2:0; do
 	a=${pair%:*} b=${pair#*:}
