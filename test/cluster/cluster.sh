@@ -144,9 +144,19 @@ shape_host() {
 		tc -n "$ns" qdisc del dev eth0 root 2>/dev/null || true
 		tc -n "$SW" qdisc del dev "h$i" root 2>/dev/null || true
 	fi
-	ip netns exec "$ns" "$IPT" -w -F ORC-LOSS
+	# The chain is made on first use, and a marker in the state dir says so, because any
+	# iptables command, a listing too, makes the host's filter table, which every packet
+	# it sends and receives then walks (2 % of both CPUs in a loss-free 4 MiB run, perf).
 	if awk -v p="$LOSS" 'BEGIN { exit !(p > 0) }'; then
+		if [ ! -e "$STATE/loss.h$i" ]; then
+			ip netns exec "$ns" "$IPT" -w -N ORC-LOSS
+			ip netns exec "$ns" "$IPT" -w -A INPUT -i eth0 -j ORC-LOSS
+			: >"$STATE/loss.h$i"
+		fi
+		ip netns exec "$ns" "$IPT" -w -F ORC-LOSS
 		ip netns exec "$ns" "$IPT" -w -A ORC-LOSS -m statistic --mode random --probability "$LOSS" -j DROP
+	elif [ -e "$STATE/loss.h$i" ]; then
+		ip netns exec "$ns" "$IPT" -w -F ORC-LOSS
 	fi
 }
 
@@ -286,8 +296,6 @@ cmd_up() {
 		ip -n "$ns" addr add "$NET.$((i + 1))/24" dev eth0
 		ip -n "$SW" link set "h$i" up
 		ip -n "$ns" link set eth0 up
-		ip netns exec "$ns" "$IPT" -w -N ORC-LOSS
-		ip netns exec "$ns" "$IPT" -w -A INPUT -i eth0 -j ORC-LOSS
 		shape_host "$i"
 		rm -rf "/tmp/orc-h$i"
 		mkdir -p "/tmp/orc-h$i"
@@ -509,7 +517,11 @@ cmd_status() {
 		echo "   ingress (switch h$i):"
 		tc -n "$SW" -s qdisc show dev "h$i" 2>/dev/null | sed 's/^/     /'
 		echo "   loss (iptables INPUT -> ORC-LOSS):"
-		ip netns exec "$ns" "$IPT" -w -L ORC-LOSS -n -v -x 2>/dev/null | sed 's/^/     /'
+		if [ -e "$STATE/loss.h$i" ]; then
+			ip netns exec "$ns" "$IPT" -w -L ORC-LOSS -n -v -x | sed 's/^/     /'
+		else
+			echo "     none (no loss has been set)"
+		fi
 	done
 	if [ -d "$STATE/pids" ]; then
 		echo "== helpers"

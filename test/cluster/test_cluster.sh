@@ -109,6 +109,9 @@ for where in "orc-h1 eth0" "orc-sw h1"; do
 	[ -n "$burst" ] && [ -n "$gso" ] && [ "$gso" -le $((burst - 1024)) ] ||
 		fail "--offload: gso_max_size ${gso:-?} on $where does not fit the tbf burst ${burst:-?}"
 done
+# A loss-free cluster makes no filter table in its hosts: every packet would walk it.
+tables=$(ip netns exec orc-h0 cat /proc/net/ip_tables_names 2>/dev/null || true)
+[ -z "$tables" ] || fail "loss-free cluster: h0 has iptables tables: $tables"
 flows=()
 for p in $(pgrep -f "crossgen bulk" || true); do
 	flows+=("$(ip netns identify "$p") $(tr '\0' ' ' <"/proc/$p/cmdline" | sed 's/.*crossgen bulk //')")
@@ -126,7 +129,7 @@ sleep 2
 b1=$(tc -n orc-sw -s qdisc show dev h1 | awk '/Sent/ { print $2; exit }')
 # 2 s at 100 Mbit/s, ON half the time: ~12 MB; at least a tenth of it.
 [ $((b1 - b0)) -gt 1200000 ] || fail "cross traffic toward h1: only $((b1 - b0)) bytes in 2 s"
-ok "cross traffic (--offload): GSO packets ($gso B) fit the bucket ($burst B), 6 flows, distinct destinations per host, one schedule, $((b1 - b0)) bytes to h1 in 2 s; --offload with --loss refused"
+ok "cross traffic (--offload): no iptables table on a loss-free host; GSO packets ($gso B) fit the bucket ($burst B), 6 flows, distinct destinations per host, one schedule, $((b1 - b0)) bytes to h1 in 2 s; --offload with --loss refused"
 
 # 6. down removes everything.
 "$CL" down >/dev/null || fail "cluster.sh down"
