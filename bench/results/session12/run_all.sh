@@ -16,6 +16,15 @@ pick a-64K && run a-64K -- --sync-start 50 -m 64k:64k --iter-large 200
 pick b-64K && run b-64K --loss 0.01 -- --sync-start 250 -m 64k:64k --iter-large 200
 pick a-4M && run a-4M -- --sync-start 50 -m 4m:4m --iter-large 100
 pick a-16M && run a-16M -- --sync-start 50 -m 16m:16m --iter-large 60
+# With the cluster of 590b35e (no filter table on loss-free hosts): issue 3 (a), (b), (d).
+pick a-4M-2 && run a-4M-2 -- --sync-start 50 -m 4m:4m --iter-large 100
+pick a-16M-2 && run a-16M-2 -- --sync-start 50 -m 16m:16m --iter-large 60
+pick b-1M && run b-1M --loss 0.01 -- --sync-start 250 -m 1m:1m --iter-large 100
+pick b-4M && run b-4M --loss 0.01 -- --sync-start 250 -m 4m:4m --iter-large 100
+pick b-16M && run b-16M --loss 0.01 -- --sync-start 250 -m 16m:16m --iter-large 60
+pick a-1M && run a-1M -- --sync-start 50 -m 1m:1m --iter-large 100
+pick d-64K && run d-64K --rate none --loss 0.01 -- --sync-start 250 -m 64k:64k --iter-large 200
+pick d-1M && run d-1M --rate none --loss 0.01 -- --sync-start 250 -m 1m:1m --iter-large 200
 # 64 KiB again, each run started only once the hypervisor has taken under 1 % of the CPUs
 # for 5 s (at most 10 min of waiting): its tail is steal bursts (RESULTS.md, session 12).
 steal_5s() {
@@ -33,5 +42,10 @@ quiet() {
 for k in 1 2 3; do
 	pick a-64K-q$k && quiet && run a-64K-q$k -- --sync-start 50 -m 64k:64k --iter-large 200
 	pick b-64K-q$k && quiet && run b-64K-q$k --loss 0.01 -- --sync-start 250 -m 64k:64k --iter-large 200
+done
+# (a) at 64 KiB with (b)'s 250 ms between iterations instead of 50: is the gap itself
+# part of (b)'s higher P50?
+for k in 1 2; do
+	pick a250-64K-q$k && quiet && run a250-64K-q$k -- --sync-start 250 -m 64k:64k --iter-large 200
 done
 echo "== done $(date -u +%H:%M:%S)"
