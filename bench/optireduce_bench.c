@@ -8,8 +8,9 @@
  * datatypes, operations, modes, library parameters, an interleaved MPI
  * baseline and a CSV of every iteration.  Run with -h for the options.
  *
- * Timing: a barrier (not timed; MPI_Ibarrier tested with 100 us sleeps, so that a
- * rank waiting in it leaves the CPU to ranks still working) precedes every iteration (with
+ * Timing: a barrier (not timed; MPI_Ibarrier tested with sleeps of 100 us, growing to
+ * 1 ms with --sync-start, so that a rank waiting in it leaves the CPU to ranks still working)
+ * precedes every iteration (with
  * --sync-start, a start at a common clock time after it, as ReproMPI's
  * window-based synchronisation does); each rank times its own call; after the loop the
  * per-iteration times are reduced with MAX over ranks, so an iteration's latency is the time until
@@ -723,21 +724,30 @@ static int straggles(const struct options *o, long it)
  * first spun in it for 194 ms on one CPU while the last rank, still decoding, waited that
  * long for the other (perf sched); on a real cluster every rank has its own host.  Both
  * implementations are timed after it alike.
+ *
+ * With a synchronised start the moment a rank leaves the barrier does not matter, so its
+ * sleeps double up to 1 ms: three finished ranks testing every 100 us are 30,000 wake-ups
+ * a second on the CPUs the last rank, still in the timed call, needs.  Without it they
+ * stay at 100 us, since ranks leave the barrier up to one sleep apart and start timing
+ * at once.
  */
-static void sleeping_barrier(void)
+static void sleeping_barrier(long sync_ms)
 {
 	MPI_Request req;
+	long sleep_us = 100, max_us = sync_ms > 0 ? 1000 : 100;
 	int done = 0;
 
 	if (MPI_Ibarrier(MPI_COMM_WORLD, &req) != MPI_SUCCESS)
 		die("MPI_Ibarrier failed");
 	for (;;) {
-		struct timespec ts = {0, 100 * 1000};
+		struct timespec ts = {0, sleep_us * 1000};
 		if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
 			die("MPI_Test failed");
 		if (done)
 			break;
 		nanosleep(&ts, NULL);
+		if (sleep_us < max_us)
+			sleep_us = sleep_us * 2 < max_us ? sleep_us * 2 : max_us;
 	}
 }
 
@@ -772,7 +782,7 @@ static void time_one(struct bench *b, enum impl impl, size_t size, long it, long
 	double t0, t1;
 	int ret;
 
-	sleeping_barrier();
+	sleeping_barrier(o->sync_ms);
 	if (o->sync_ms > 0)
 		t->late_starts += sync_start(o->sync_ms);
 	if (straggles(o, it)) {

@@ -48,4 +48,10 @@ done
 for k in 1 2; do
 	pick a250-64K-q$k && quiet && run a250-64K-q$k -- --sync-start 250 -m 64k:64k --iter-large 200
 done
+# The bench of this session's later commit (the barrier between calls tests every 100 us
+# growing to 1 ms with --sync-start): the 64 KiB pairs again.
+for k in 4 5 6; do
+	pick a-64K-q$k && quiet && run a-64K-q$k -- --sync-start 50 -m 64k:64k --iter-large 200
+	pick b-64K-q$k && quiet && run b-64K-q$k --loss 0.01 -- --sync-start 250 -m 64k:64k --iter-large 200
+done
 echo "== done $(date -u +%H:%M:%S)"
