@@ -1313,8 +1313,14 @@ static void phase_view(struct or_coll *c, unsigned phase, struct or_tmo_phase *t
 }
 
 /*
- * Microseconds until an open phase of the current operation may close on a timeout (early
- * or hard), as the controller would judge it now; -1 when no open phase has one due.
+ * Microseconds until an open phase of the current operation whose senders have all sent
+ * their LAST may close on early timeout, as the controller would judge it now; -1 when no
+ * such phase is open.  A sender's datagrams arrive in order, so what is missing then is
+ * lost, and waiting longer than the quiet time only adds to the operation.  Phases still
+ * waiting for a LAST keep the millisecond wait: waking exactly at the hard bound or at the
+ * absent-sender time cut twice as much data (64 KiB, 1 % loss: 3.6-4.8 % of the elements
+ * against 1.9-2.4 %; 4 MiB clean: 0.89 % against 0.19-0.23 %), of packets a rank sharing
+ * its CPU reads a fraction of a millisecond late.
  */
 static double next_phase_wake_us(struct or_bounded *b)
 {
@@ -1330,6 +1336,8 @@ static double next_phase_wake_us(struct or_bounded *b)
 		if (!ph->begun || ph->closed)
 			continue;
 		phase_view(op->c, p, &tp);
+		if (tp.senders_expected == 0 || tp.senders_last < tp.senders_expected)
+			continue;
 		wake = or_tmo_phase_wake(&b->tmo, op->c->count * op->c->esize, &tp);
 		left = wake ? ph->start_us + (double)(wake - 1) - now : 0.0;
 		if (best < 0.0 || left < best)
@@ -1898,11 +1906,12 @@ int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms)
 		}
 	{
 		/*
-		 * Until the next datagram or the moment a phase may close on a timeout, whichever
-		 * comes first.  Waiting in whole milliseconds closed 64 KiB phases a median of
-		 * 0.56 ms (P90 1.7 ms) after their last datagram, where early timeout's quiet
-		 * time is about 0.1 ms: with 1 % loss most operations have such a phase.  The
-		 * floor keeps a wake time that does not close the phase from turning into a spin.
+		 * Until the next datagram or the moment a phase with every LAST in may close on
+		 * early timeout, whichever comes first.  Waiting in whole milliseconds closed
+		 * 64 KiB phases a median of 0.56 ms (P90 1.7 ms) after their last datagram, where
+		 * early timeout's quiet time is about 0.1 ms: with 1 % loss most operations have
+		 * such a phase.  The floor keeps a wake time that does not close the phase from
+		 * turning into a spin.
 		 */
 		double left = next_phase_wake_us(b);
 		long us = left < 0.0 || left >= 1000.0 ? 1000

@@ -54,4 +54,12 @@ for k in 4 5 6; do
 	pick a-64K-q$k && quiet && run a-64K-q$k -- --sync-start 50 -m 64k:64k --iter-large 200
 	pick b-64K-q$k && quiet && run b-64K-q$k --loss 0.01 -- --sync-start 250 -m 64k:64k --iter-large 200
 done
+# The library of 129987b (a waiting rank wakes when a phase may close on a timeout, to the
+# microsecond, not at the next whole millisecond): the 64 KiB pairs, and 4 MiB (a), (b).
+for k in 1 2 3; do
+	pick a-64K-w$k && quiet && run a-64K-w$k -- --sync-start 50 -m 64k:64k --iter-large 200
+	pick b-64K-w$k && quiet && run b-64K-w$k --loss 0.01 -- --sync-start 250 -m 64k:64k --iter-large 200
+done
+pick a-4M-w && run a-4M-w -- --sync-start 50 -m 4m:4m --iter-large 100
+pick b-4M-w && run b-4M-w --loss 0.01 -- --sync-start 250 -m 4m:4m --iter-large 100
 echo "== done $(date -u +%H:%M:%S)"
