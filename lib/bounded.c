@@ -25,11 +25,10 @@
 #include "timeout.h"
 #include "../ofi/wire.h"
 
-#define OR_RX_RING     2048  /* most pre-posted receive buffers (udp takes 1024: 1.5 MB) */
-#define OR_TX_POOL     256   /* send buffers in flight */
-#define OR_PARK_MAX    16384 /* packets kept for operations not started yet */
-#define OR_SEQ_WINDOW  64    /* how far ahead of the current operation packets are parked */
-#define OR_WAKE_MIN_US 20    /* shortest wait for a phase's timeout, see or_bounded_wait */
+#define OR_RX_RING    2048  /* most pre-posted receive buffers (udp takes 1024: 1.5 MB) */
+#define OR_TX_POOL    256   /* send buffers in flight */
+#define OR_PARK_MAX   16384 /* packets kept for operations not started yet */
+#define OR_SEQ_WINDOW 64    /* how far ahead of the current operation packets are parked */
 #define OR_BURST_BYTES                                                                             \
 	(16 * 1024) /* a receiver socket holds ~75 datagrams: bursts stay well below */
 /*
@@ -1290,62 +1289,6 @@ static uint32_t silent_senders(struct or_coll *c, unsigned phase, uint32_t *abse
 	return silent;
 }
 
-/* The phase as the timeout controller sees it: times in us from its start, plus 1. */
-static void phase_view(struct or_coll *c, unsigned phase, struct or_tmo_phase *tp)
-{
-	const struct or_phase *ph = &c->bop->ph[phase];
-	uint32_t absent, silent = silent_senders(c, phase, &absent);
-
-	tp->start_us = 0;
-	tp->deadline_us = ph->deadline_us;
-	tp->senders_expected = ph->senders_expected - absent;
-	tp->senders_last = ph->senders_last;
-	tp->senders_silent = silent - absent;
-	tp->final_phase = phase + 1 == c->bop->nphases;
-	tp->bytes_expected = ph->bytes_expected;
-	tp->bytes_received = ph->bytes_received;
-	/* Packets that came before the phase began (a sender ahead of us) count as arriving at
-	 * its start: a negative time would read as far in the future and block early timeout. */
-	tp->last_arrival_us = !ph->bytes_received ? 0
-	                      : ph->last_arrival_us <= ph->start_us
-	                          ? 1
-	                          : (uint64_t)(ph->last_arrival_us - ph->start_us) + 1;
-}
-
-/*
- * Microseconds until an open phase of the current operation whose senders have all sent
- * their LAST may close on early timeout, as the controller would judge it now; -1 when no
- * such phase is open.  A sender's datagrams arrive in order, so what is missing then is
- * lost, and waiting longer than the quiet time only adds to the operation.  Phases still
- * waiting for a LAST keep the millisecond wait: waking exactly at the hard bound or at the
- * absent-sender time cut twice as much data (64 KiB, 1 % loss: 3.6-4.8 % of the elements
- * against 1.9-2.4 %; 4 MiB clean: 0.89 % against 0.19-0.23 %), of packets a rank sharing
- * its CPU reads a fraction of a millisecond late.
- */
-static double next_phase_wake_us(struct or_bounded *b)
-{
-	struct or_bounded_op *op = b->op;
-	double best = -1.0, now = or_now_us();
-
-	for (unsigned p = 0; p < op->nphases; p++) {
-		const struct or_phase *ph = &op->ph[p];
-		struct or_tmo_phase tp;
-		uint64_t wake;
-		double left;
-
-		if (!ph->begun || ph->closed)
-			continue;
-		phase_view(op->c, p, &tp);
-		if (tp.senders_expected == 0 || tp.senders_last < tp.senders_expected)
-			continue;
-		wake = or_tmo_phase_wake(&b->tmo, op->c->count * op->c->esize, &tp);
-		left = wake ? ph->start_us + (double)(wake - 1) - now : 0.0;
-		if (best < 0.0 || left < best)
-			best = left;
-	}
-	return best;
-}
-
 /* 1 when the phase is closed (its data is final), 0 while open. */
 int or_bop_phase_done(struct or_coll *c, unsigned phase)
 {
@@ -1353,7 +1296,7 @@ int or_bop_phase_done(struct or_coll *c, unsigned phase)
 	struct or_phase *ph = phase < c->bop->nphases ? &c->bop->ph[phase] : NULL;
 	struct or_tmo_phase tp;
 	enum or_tmo_reason why;
-	uint32_t unsent;
+	uint32_t unsent, absent, silent;
 
 	if (!ph)
 		return -OPTIREDUCE_EINVAL;
@@ -1362,7 +1305,21 @@ int or_bop_phase_done(struct or_coll *c, unsigned phase)
 	if (!ph->begun)
 		return 0;
 	unsent = unsent_peers(ph);
-	phase_view(c, phase, &tp);
+	tp.start_us = 0;
+	tp.deadline_us = ph->deadline_us;
+	silent = silent_senders(c, phase, &absent);
+	tp.senders_expected = ph->senders_expected - absent;
+	tp.senders_last = ph->senders_last;
+	tp.senders_silent = silent - absent;
+	tp.final_phase = phase + 1 == c->bop->nphases;
+	tp.bytes_expected = ph->bytes_expected;
+	tp.bytes_received = ph->bytes_received;
+	/* Packets that came before the phase began (a sender ahead of us) count as arriving at
+	 * its start: a negative time would read as far in the future and block early timeout. */
+	tp.last_arrival_us = !ph->bytes_received ? 0
+	                     : ph->last_arrival_us <= ph->start_us
+	                         ? 1
+	                         : (uint64_t)(ph->last_arrival_us - ph->start_us) + 1;
 	why = or_tmo_phase_check(&b->tmo, c->count * c->esize, &tp,
 	                         (uint64_t)(or_now_us() - ph->start_us) + 1);
 	/* Every byte is in: that is all the data, whether or not a LAST flag made it. */
@@ -1905,21 +1862,9 @@ int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms)
 			return reap(b);
 		}
 	{
-		/*
-		 * Until the next datagram or the moment a phase with every LAST in may close on
-		 * early timeout, whichever comes first.  Waiting in whole milliseconds closed
-		 * 64 KiB phases a median of 0.56 ms (P90 1.7 ms) after their last datagram, where
-		 * early timeout's quiet time is about 0.1 ms: with 1 % loss most operations have
-		 * such a phase.  The floor keeps a wake time that does not close the phase from
-		 * turning into a spin.
-		 */
-		double left = next_phase_wake_us(b);
-		long us = left < 0.0 || left >= 1000.0 ? 1000
-		          : left < OR_WAKE_MIN_US      ? OR_WAKE_MIN_US
-		                                       : (long)ceil(left);
 		int ret;
 		pthread_mutex_lock(&b->ofi_lock);
-		ret = b->ready_count ? 1 : or_ofi_wait_us(b->ep, us);
+		ret = b->ready_count ? 1 : or_ofi_wait(b->ep, 1);
 		pthread_mutex_unlock(&b->ofi_lock);
 		return ret;
 	}

@@ -6,7 +6,6 @@
  * offers except "sockets" (unmaintained) and layered-over-UDP providers.
  * For DGRAM the default is udp.  OPTIREDUCE_PROVIDER overrides both.
  */
-#define _GNU_SOURCE /* ppoll: waits shorter than a millisecond */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -36,9 +35,7 @@ struct or_ofi {
 	struct fid_ep *ep;
 	fi_addr_t *addrs;
 	uint32_t naddrs;
-	int can_wait;      /* the CQ has a wait object: fi_cq_sread blocks in the kernel */
-	int wait_fd_known; /* wait_fd has been asked for (or_ofi_wait_us) */
-	int wait_fd;       /* the CQ's descriptor, -1 if it has none */
+	int can_wait; /* the CQ has a wait object: fi_cq_sread blocks in the kernel */
 	int kind;
 	char prov_name[64];
 };
@@ -450,39 +447,6 @@ int or_ofi_wait(struct or_ofi *o, int timeout_ms)
 	if (n < 0)
 		return fi_to_or((int)n);
 	return consume(e, n);
-}
-
-/*
- * fi_cq_sread's timeout is whole milliseconds.  A shorter wait sleeps in ppoll() on the CQ's
- * descriptor, which wakes on a completion as sread would, after fi_trywait says none is
- * pending (otherwise there is something to reap: no wait).  Without a descriptor the
- * provider gives no way to be woken, and the wait is a plain sleep.
- */
-int or_ofi_wait_us(struct or_ofi *o, long timeout_us)
-{
-	struct pollfd pfd = {.events = POLLIN};
-	struct timespec ts;
-
-	if (timeout_us >= 1000 || !o->can_wait)
-		return or_ofi_wait(o, timeout_us >= 1000 ? (int)(timeout_us / 1000) : 1);
-	if (timeout_us <= 0)
-		return 0;
-	ts.tv_sec = 0;
-	ts.tv_nsec = timeout_us * 1000;
-	if (!o->wait_fd_known) {
-		o->wait_fd = or_ofi_wait_fd(o);
-		o->wait_fd_known = 1;
-	}
-	if (o->wait_fd < 0) {
-		nanosleep(&ts, NULL);
-		return 0;
-	}
-	if (or_ofi_trywait(o) != 0)
-		return 0;
-	pfd.fd = o->wait_fd;
-	/* EINTR (a stopped and resumed job) is a short wait, like a timeout. */
-	ppoll(&pfd, 1, &ts, NULL);
-	return 0;
 }
 
 int or_ofi_wait_fd(struct or_ofi *o)

@@ -73,9 +73,6 @@ int or_ofi_recv(struct or_ofi *o, void *buf, size_t len, struct or_ofi_xfer *x);
 int or_ofi_poll(struct or_ofi *o, int max);
 /* Sleep in the kernel until the endpoint has activity or timeout_ms passes. */
 int or_ofi_wait(struct or_ofi *o, int timeout_ms);
-/* The same to the microsecond (ms granularity from 1000 us up); the caller holds the
- * endpoint, as for or_ofi_wait.  Completions it finds pending are left to or_ofi_poll. */
-int or_ofi_wait_us(struct or_ofi *o, long timeout_us);
 
 /*
  * A file descriptor that polls readable when the endpoint has completions, so that a
