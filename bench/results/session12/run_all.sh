@@ -62,4 +62,11 @@ for k in 1 2 3; do
 done
 pick a-4M-w && run a-4M-w -- --sync-start 50 -m 4m:4m --iter-large 100
 pick b-4M-w && run b-4M-w --loss 0.01 -- --sync-start 250 -m 4m:4m --iter-large 100
+# The library of 21da531 (the precise wake only once every sender's LAST is in).
+for k in 1 2 3; do
+	pick a-64K-v$k && quiet && run a-64K-v$k -- --sync-start 50 -m 64k:64k --iter-large 200
+	pick b-64K-v$k && quiet && run b-64K-v$k --loss 0.01 -- --sync-start 250 -m 64k:64k --iter-large 200
+done
+pick a-4M-v && run a-4M-v -- --sync-start 50 -m 4m:4m --iter-large 100
+pick b-4M-v && run b-4M-v --loss 0.01 -- --sync-start 250 -m 4m:4m --iter-large 100
 echo "== done $(date -u +%H:%M:%S)"
