@@ -69,4 +69,8 @@ for k in 1 2 3; do
 done
 pick a-4M-v && run a-4M-v -- --sync-start 50 -m 4m:4m --iter-large 100
 pick b-4M-v && run b-4M-v --loss 0.01 -- --sync-start 250 -m 4m:4m --iter-large 100
+# A/B in one run (no baseline): does closing phases promptly cut more data?  B spins (polls,
+# yielding) for 2 ms before the millisecond wait, so it notices a phase's timeout at once.
+pick ab-spin-b-64K && quiet && run ab-spin-b-64K --loss 0.01 --no-baseline -- --sync-start 250 -m 64k:64k \
+	--iter-large 200 --compare-param bounded_spin_us=2000
 echo "== done $(date -u +%H:%M:%S)"
