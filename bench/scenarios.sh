@@ -13,3 +13,26 @@ run() {
 	timeout 1500 "$RC" "${up[@]}" --results "$OUT/$name" --bench "$B" -- "${common[@]}" "$@" 2>&1 |
 		grep -v progress | grep -E '^[0-9]'
 }
+
+# pick NAME: true when the batch script was given no scenario names, or NAME among them
+# (the script sets SEL=("$@") to its scenario arguments).
+pick() { [ ${#SEL[@]} -eq 0 ] || [[ " ${SEL[*]} " == *" $1 "* ]]; }
+
+# quiet: waits (at most 10 min) until the hypervisor took under 1 % of the CPUs over 5 s,
+# measured by cpu_steal.sh; prints what the last 5 s had.
+quiet() {
+	local t0=$SECONDS f pct pid
+	f=$(mktemp)
+	while :; do
+		"$(dirname "$RC")/cpu_steal.sh" "$f" &
+		pid=$!
+		sleep 5
+		kill -TERM "$pid"
+		wait "$pid"
+		pct=$(sed -n 's/.*during the run: \([0-9.]*\) %.*/\1/p' "$f")
+		awk -v p="${pct:-100}" 'BEGIN { exit !(p < 1.0) }' && break
+		[ $((SECONDS - t0)) -lt 600 ] || break
+	done
+	rm -f "$f"
+	echo "== steal in the 5 s before: ${pct:-?} %"
+}

@@ -11,7 +11,6 @@ common=(--mode bounded --algorithm transpose -f --warmup-large 16)
 OUT=$HERE
 . "$HERE/../../scenarios.sh"
 SEL=("$@")
-pick() { [ ${#SEL[@]} -eq 0 ] || [[ " ${SEL[*]} " == *" $1 "* ]]; }
 pick i4c-4M-cross && run i4c-4M-cross --cross-traffic max --cross-onoff 500:4000 --cross-flows 6 --cross-sync --offload -- \
 	--sync-start 250 -m 4m:4m --iter-large 200
 pick i4b-4M-cross && run i4b-4M-cross --cross-traffic max --cross-onoff 300:1200 --offload -- \

@@ -11,7 +11,11 @@ common=(--mode bounded --algorithm transpose -f --warmup-large 16)
 OUT=$HERE
 . "$HERE/../../scenarios.sh"
 SEL=("$@")
-pick() { [ ${#SEL[@]} -eq 0 ] || [[ " ${SEL[*]} " == *" $1 "* ]]; }
+# A 64 KiB pair, (a) and (b), each started in a quiet spell (quiet, scenarios.sh).
+pair64k() {
+	pick a-64K-$1 && quiet && run a-64K-$1 -- --sync-start 50 -m 64k:64k --iter-large 200
+	pick b-64K-$1 && quiet && run b-64K-$1 --loss 0.01 -- --sync-start 250 -m 64k:64k --iter-large 200
+}
 pick a-64K && run a-64K -- --sync-start 50 -m 64k:64k --iter-large 200
 pick b-64K && run b-64K --loss 0.01 -- --sync-start 250 -m 64k:64k --iter-large 200
 pick a-4M && run a-4M -- --sync-start 50 -m 4m:4m --iter-large 100
@@ -27,22 +31,9 @@ pick d-64K && run d-64K --rate none --loss 0.01 -- --sync-start 250 -m 64k:64k -
 pick d-1M && run d-1M --rate none --loss 0.01 -- --sync-start 250 -m 1m:1m --iter-large 200
 # 64 KiB again, each run started only once the hypervisor has taken under 1 % of the CPUs
 # for 5 s (at most 10 min of waiting): its tail is steal bursts (RESULTS.md, session 12).
-steal_5s() {
-	local a b
-	a=($(head -1 /proc/stat)); sleep 5; b=($(head -1 /proc/stat))
-	local st=$((b[8] - a[8])) tot=0 i
-	for i in 1 2 3 4 5 6 7 8; do tot=$((tot + b[i] - a[i])); done
-	echo $((tot > 0 ? 1000 * st / tot : 0))
-}
-quiet() {
-	local t0=$SECONDS s
-	while s=$(steal_5s); [ "$s" -ge 10 ] && [ $((SECONDS - t0)) -lt 600 ]; do :; done
-	echo "== steal in the 5 s before: $((s / 10)).$((s % 10)) %"
-}
-for k in 1 2 3; do
-	pick a-64K-q$k && quiet && run a-64K-q$k -- --sync-start 50 -m 64k:64k --iter-large 200
-	pick b-64K-q$k && quiet && run b-64K-q$k --loss 0.01 -- --sync-start 250 -m 64k:64k --iter-large 200
-done
+# (The runs were made with a /proc/stat reader of their own in this script; quiet in
+# scenarios.sh now measures the same 5 s with cpu_steal.sh.)
+for k in 1 2 3; do pair64k q$k; done
 # (a) at 64 KiB with (b)'s 250 ms between iterations instead of 50: is the gap itself
 # part of (b)'s higher P50?
 for k in 1 2; do
@@ -50,23 +41,14 @@ for k in 1 2; do
 done
 # The bench of this session's later commit (the barrier between calls tests every 100 us
 # growing to 1 ms with --sync-start): the 64 KiB pairs again.
-for k in 4 5 6; do
-	pick a-64K-q$k && quiet && run a-64K-q$k -- --sync-start 50 -m 64k:64k --iter-large 200
-	pick b-64K-q$k && quiet && run b-64K-q$k --loss 0.01 -- --sync-start 250 -m 64k:64k --iter-large 200
-done
+for k in 4 5 6; do pair64k q$k; done
 # The library of 129987b (a waiting rank wakes when a phase may close on a timeout, to the
 # microsecond, not at the next whole millisecond): the 64 KiB pairs, and 4 MiB (a), (b).
-for k in 1 2 3; do
-	pick a-64K-w$k && quiet && run a-64K-w$k -- --sync-start 50 -m 64k:64k --iter-large 200
-	pick b-64K-w$k && quiet && run b-64K-w$k --loss 0.01 -- --sync-start 250 -m 64k:64k --iter-large 200
-done
+for k in 1 2 3; do pair64k w$k; done
 pick a-4M-w && run a-4M-w -- --sync-start 50 -m 4m:4m --iter-large 100
 pick b-4M-w && run b-4M-w --loss 0.01 -- --sync-start 250 -m 4m:4m --iter-large 100
 # The library of 21da531 (the precise wake only once every sender's LAST is in).
-for k in 1 2 3; do
-	pick a-64K-v$k && quiet && run a-64K-v$k -- --sync-start 50 -m 64k:64k --iter-large 200
-	pick b-64K-v$k && quiet && run b-64K-v$k --loss 0.01 -- --sync-start 250 -m 64k:64k --iter-large 200
-done
+for k in 1 2 3; do pair64k v$k; done
 pick a-4M-v && run a-4M-v -- --sync-start 50 -m 4m:4m --iter-large 100
 pick b-4M-v && run b-4M-v --loss 0.01 -- --sync-start 250 -m 4m:4m --iter-large 100
 # A/B in one run (no baseline): does closing phases promptly cut more data?  B spins (polls,
