@@ -486,6 +486,74 @@ static int wait_for_traffic(struct or_bounded *b)
 	return 1;
 }
 
+/* What one pass of the progress thread did, and so what it does next. */
+enum pass_outcome {
+	PASS_DONE,          /* reaped what there was (maybe nothing): back off if nothing */
+	PASS_WAITED_FOR_OP, /* waited for the application's operation to end: go again */
+	PASS_APP_IN_OP,     /* the application held the lock in an operation: go again */
+};
+
+/*
+ * With lock held.  While an operation runs and the application keeps calling in, the
+ * thread waits for op_done instead of polling between the application's polls.
+ */
+static int wait_while_app_active(struct or_bounded *b)
+{
+	struct timespec ts;
+
+	if (!b->op || or_now_us() - b->app_us >= OR_APP_ACTIVE_US || b->thread_stop)
+		return 0;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_nsec += (long)OR_APP_ACTIVE_US * 1000;
+	ts.tv_sec += ts.tv_nsec / 1000000000;
+	ts.tv_nsec %= 1000000000;
+	pthread_cond_timedwait(&b->op_done, &b->lock, &ts);
+	return 1;
+}
+
+/*
+ * Only while the application is outside the library: inside, it reaps for itself, and
+ * two threads taking turns at the endpoint cost more than they gain (the enlarged socket
+ * buffer covers a descheduled application).  Nor does it wake every few hundred us while
+ * the application works on an operation: with ranks sharing cores those wake-ups, and the
+ * turns it took at the endpoint between the application's polls, doubled the 99th
+ * percentile (bench/RESULTS.md).  Adds the completions it reaped to *n.
+ */
+static enum pass_outcome progress_pass(struct or_bounded *b, int *n)
+{
+	int park = 1;
+
+	if (b->wait_fd >= 0 && !b->in_op) {
+		/*
+		 * Woken by a datagram of an operation this rank has not entered, it only reaps:
+		 * parking needs lock, and the application entering the operation waited for it,
+		 * up to 8.4 ms at 64 KiB (bench/RESULTS.md, session 10).  Receive buffers are
+		 * what parking frees, so it parks once half of them wait; until then the
+		 * application handles them when it enters.
+		 */
+		*n = reap(b);
+		pthread_mutex_lock(&b->ofi_lock);
+		park = b->ready_count >= b->nrx / 2;
+		pthread_mutex_unlock(&b->ofi_lock);
+	}
+	if (!park)
+		return PASS_DONE;
+	if (pthread_mutex_trylock(&b->lock) != 0) {
+		if (!b->in_op)
+			return PASS_DONE;
+		sleep_us(OR_APP_ACTIVE_US);
+		return PASS_APP_IN_OP;
+	}
+	if (wait_while_app_active(b)) {
+		pthread_mutex_unlock(&b->lock);
+		return PASS_WAITED_FOR_OP;
+	}
+	*n += reap(b);
+	drain_ready(b);
+	pthread_mutex_unlock(&b->lock);
+	return PASS_DONE;
+}
+
 /*
  * A socket buffer holds well under a millisecond of datagrams at the rates peers send,
  * and a rank that computes between two allreduces, enters one late, or is descheduled
@@ -514,49 +582,13 @@ static void *progress_thread(void *arg)
 	while (!b->thread_stop) {
 		int n = 0;
 		wakeups++;
-		/* Only while the application is outside the library: inside, it reaps for itself,
-		 * and two threads taking turns at the endpoint cost more than they gain (the
-		 * enlarged socket buffer covers a descheduled application).  Nor does it wake
-		 * every few hundred us while the application works on an operation: with ranks
-		 * sharing cores those wake-ups, and the turns it took at the endpoint between the
-		 * application's polls, doubled the 99th percentile (bench/RESULTS.md). */
-		int park = 1;
-		if (b->wait_fd >= 0 && !b->in_op) {
-			/*
-			 * Woken by a datagram of an operation this rank has not entered, it only
-			 * reaps: parking needs lock, and the application entering the operation
-			 * waited for it, up to 8.4 ms at 64 KiB (bench/RESULTS.md, session 10).
-			 * Receive buffers are what parking frees, so it parks once half of them
-			 * wait; until then the application handles them when it enters.
-			 */
-			n = reap(b);
-			pthread_mutex_lock(&b->ofi_lock);
-			park = b->ready_count >= b->nrx / 2;
-			pthread_mutex_unlock(&b->ofi_lock);
+		enum pass_outcome pass = progress_pass(b, &n);
+		if (pass == PASS_WAITED_FOR_OP) {
+			idle = 10; /* the next operation's first packets may come at once */
+			continue;
 		}
-		if (park) {
-			if (pthread_mutex_trylock(&b->lock) == 0) {
-				if (b->op && or_now_us() - b->app_us < OR_APP_ACTIVE_US &&
-				    !b->thread_stop) {
-					struct timespec ts;
-					clock_gettime(CLOCK_REALTIME, &ts);
-					ts.tv_nsec += (long)OR_APP_ACTIVE_US * 1000;
-					ts.tv_sec += ts.tv_nsec / 1000000000;
-					ts.tv_nsec %= 1000000000;
-					pthread_cond_timedwait(&b->op_done, &b->lock, &ts);
-					pthread_mutex_unlock(&b->lock);
-					idle = 10; /* the next operation's first packets may come at
-					              once */
-					continue;
-				}
-				n += reap(b);
-				drain_ready(b);
-				pthread_mutex_unlock(&b->lock);
-			} else if (b->in_op) {
-				sleep_us(OR_APP_ACTIVE_US);
-				continue;
-			}
-		}
+		if (pass == PASS_APP_IN_OP)
+			continue;
 		reaped += n > 0 ? (unsigned long long)n : 0;
 		if (n > 0) {
 			idle = 10;
