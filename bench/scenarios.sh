@@ -1,5 +1,9 @@
 # scenarios.sh - sourced by the batch scripts in bench/results/*/: one scenario per call.
 #
+#   set -u
+#   . "$(dirname "$0")/../../scenarios.sh"
+#   batch_init "$@"       # the script's own arguments: BENCH_BINARY [SCENARIO...]
+#
 #   run NAME [run_cluster.sh options] -- [optireduce_bench options]
 #
 # Runs bench/run_cluster.sh with the bench binary $B, results in $OUT/NAME, the bench
@@ -12,6 +16,17 @@ run() {
 	echo "== $name $(date -u +%H:%M:%S)"
 	timeout 1500 "$RC" "${up[@]}" --results "$OUT/$name" --bench "$B" -- "${common[@]}" "$@" 2>&1 |
 		grep -v progress | grep -E '^[0-9]'
+}
+
+# batch_init BENCH_BINARY [SCENARIO...]: the bench binary ($B), the scenarios asked for
+# ($SEL, see pick), results beside the batch script ($OUT), and the bench options every
+# scenario of issue 3 and 4 shares ("common").
+batch_init() {
+	B=${1:?usage: run_all.sh BENCH_BINARY [SCENARIO...]}
+	shift
+	SEL=("$@")
+	OUT=$(cd "$(dirname "$0")" && pwd)
+	common=(--mode bounded --algorithm transpose -f --warmup-large 16)
 }
 
 # pick NAME: true when the batch script was given no scenario names, or NAME among them
@@ -35,4 +50,14 @@ quiet() {
 	done
 	rm -f "$f"
 	echo "== steal in the 5 s before: ${pct:-?} %"
+}
+
+# pair64k TAG [run_cluster.sh options]: issue 3's 64 KiB pair, (a) a-64K-TAG clean with
+# 50 ms between calls, then (b) b-64K-TAG with 1 % loss and 250 ms (MPI's lossy tail needs
+# them), each started in a quiet spell; the options (a link rate, say) go to both.
+pair64k() {
+	local tag=$1
+	shift
+	pick "a-64K-$tag" && quiet && run "a-64K-$tag" "$@" -- --sync-start 50 -m 64k:64k --iter-large 200
+	pick "b-64K-$tag" && quiet && run "b-64K-$tag" "$@" --loss 0.01 -- --sync-start 250 -m 64k:64k --iter-large 200
 }

@@ -4,13 +4,8 @@
 # (b) at 4 MiB, against MPI_Allreduce in the same run.
 # Usage: bench/results/session11/run_all.sh BENCH_BINARY [SCENARIO...]
 set -u
-B=${1:?bench binary}
-shift
-HERE=$(cd "$(dirname "$0")" && pwd)
-common=(--mode bounded --algorithm transpose -f --warmup-large 16)
-OUT=$HERE
-. "$HERE/../../scenarios.sh"
-SEL=("$@")
+. "$(dirname "$0")/../../scenarios.sh"
+batch_init "$@"
 pick i4c-4M-cross && run i4c-4M-cross --cross-traffic max --cross-onoff 500:4000 --cross-flows 6 --cross-sync --offload -- \
 	--sync-start 250 -m 4m:4m --iter-large 200
 pick i4b-4M-cross && run i4b-4M-cross --cross-traffic max --cross-onoff 300:1200 --offload -- \

@@ -4,18 +4,8 @@
 # without per-sample processes): issue 3 again, against MPI_Allreduce in the same run.
 # Usage: bench/results/session12/run_all.sh BENCH_BINARY [SCENARIO...]
 set -u
-B=${1:?bench binary}
-shift
-HERE=$(cd "$(dirname "$0")" && pwd)
-common=(--mode bounded --algorithm transpose -f --warmup-large 16)
-OUT=$HERE
-. "$HERE/../../scenarios.sh"
-SEL=("$@")
-# A 64 KiB pair, (a) and (b), each started in a quiet spell (quiet, scenarios.sh).
-pair64k() {
-	pick a-64K-$1 && quiet && run a-64K-$1 -- --sync-start 50 -m 64k:64k --iter-large 200
-	pick b-64K-$1 && quiet && run b-64K-$1 --loss 0.01 -- --sync-start 250 -m 64k:64k --iter-large 200
-}
+. "$(dirname "$0")/../../scenarios.sh"
+batch_init "$@"
 pick a-64K && run a-64K -- --sync-start 50 -m 64k:64k --iter-large 200
 pick b-64K && run b-64K --loss 0.01 -- --sync-start 250 -m 64k:64k --iter-large 200
 pick a-4M && run a-4M -- --sync-start 50 -m 4m:4m --iter-large 100

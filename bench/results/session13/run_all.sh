@@ -7,20 +7,10 @@
 # 92.0 % of the link at 4 and 16 MiB), which is what the issue's bars were set to measure.
 # Usage: bench/results/session13/run_all.sh BENCH_BINARY [SCENARIO...]
 set -u
-B=${1:?bench binary}
-shift
-HERE=$(cd "$(dirname "$0")" && pwd)
-common=(--mode bounded --algorithm transpose -f --warmup-large 16)
-OUT=$HERE
-. "$HERE/../../scenarios.sh"
-SEL=("$@")
+. "$(dirname "$0")/../../scenarios.sh"
+batch_init "$@"
 R=(--rate 100mbit)
-# A 64 KiB pair, (a) and (b), each started in a quiet spell (quiet, scenarios.sh).
-pair64k() {
-	pick a-64K-$1 && quiet && run a-64K-$1 "${R[@]}" -- --sync-start 50 -m 64k:64k --iter-large 200
-	pick b-64K-$1 && quiet && run b-64K-$1 "${R[@]}" --loss 0.01 -- --sync-start 250 -m 64k:64k --iter-large 200
-}
-for k in 1 2 3; do pair64k q$k; done
+for k in 1 2 3; do pair64k q$k "${R[@]}"; done
 pick a-4M && run a-4M "${R[@]}" -- --sync-start 50 -m 4m:4m --iter-large 100
 pick b-4M && run b-4M "${R[@]}" --loss 0.01 -- --sync-start 250 -m 4m:4m --iter-large 100
 pick a-16M && run a-16M "${R[@]}" -- --sync-start 50 -m 16m:16m --iter-large 60
