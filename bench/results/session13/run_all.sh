@@ -17,7 +17,7 @@ pick a-16M && run a-16M "${R[@]}" -- --sync-start 50 -m 16m:16m --iter-large 60
 pick b-16M && run b-16M "${R[@]}" --loss 0.01 -- --sync-start 250 -m 16m:16m --iter-large 60
 pick a-1M && run a-1M "${R[@]}" -- --sync-start 50 -m 1m:1m --iter-large 100
 pick b-1M && run b-1M "${R[@]}" --loss 0.01 -- --sync-start 250 -m 1m:1m --iter-large 100
-# Later in the session (07:00 UTC on): more 64 KiB pairs, hoping for quieter spells, on
+# Later in the session (06:51 UTC, library of d478280, the same behaviour): more 64 KiB pairs, hoping for quieter spells, on
 # 100 Mbit/s and on the 200 Mbit/s (cluster.sh's default rate).
 for k in 4 5; do pair64k q$k "${R[@]}"; done
 for k in 1 2 3; do pair64k 200-q$k; done
