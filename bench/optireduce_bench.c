@@ -30,7 +30,7 @@
 
 #include <mpi.h>
 
-#include "half.h"
+#include "dtype_value.h"
 #include "optireduce_mpi.h"
 
 #define LARGE_MESSAGE_SIZE 8192 /* as OSU: larger sizes use the "large" counts */
@@ -515,72 +515,6 @@ static double expected(size_t i, enum optireduce_op op)
 	return op == OPTIREDUCE_AVG ? acc / nranks : acc;
 }
 
-static void store(void *buf, size_t i, enum optireduce_dtype dt, double v)
-{
-	switch (dt) {
-	case OPTIREDUCE_INT8:
-		((int8_t *)buf)[i] = (int8_t)v;
-		break;
-	case OPTIREDUCE_UINT8:
-		((uint8_t *)buf)[i] = (uint8_t)v;
-		break;
-	case OPTIREDUCE_INT32:
-		((int32_t *)buf)[i] = (int32_t)v;
-		break;
-	case OPTIREDUCE_UINT32:
-		((uint32_t *)buf)[i] = (uint32_t)v;
-		break;
-	case OPTIREDUCE_INT64:
-		((int64_t *)buf)[i] = (int64_t)v;
-		break;
-	case OPTIREDUCE_UINT64:
-		((uint64_t *)buf)[i] = (uint64_t)v;
-		break;
-	case OPTIREDUCE_FLOAT16:
-		((uint16_t *)buf)[i] = or_float_to_half((float)v);
-		break;
-	case OPTIREDUCE_BFLOAT16:
-		((uint16_t *)buf)[i] = or_float_to_bf16((float)v);
-		break;
-	case OPTIREDUCE_FLOAT32:
-		((float *)buf)[i] = (float)v;
-		break;
-	case OPTIREDUCE_FLOAT64:
-		((double *)buf)[i] = v;
-		break;
-	default:
-		break;
-	}
-}
-
-static double load(const void *buf, size_t i, enum optireduce_dtype dt)
-{
-	switch (dt) {
-	case OPTIREDUCE_INT8:
-		return ((const int8_t *)buf)[i];
-	case OPTIREDUCE_UINT8:
-		return ((const uint8_t *)buf)[i];
-	case OPTIREDUCE_INT32:
-		return ((const int32_t *)buf)[i];
-	case OPTIREDUCE_UINT32:
-		return ((const uint32_t *)buf)[i];
-	case OPTIREDUCE_INT64:
-		return (double)((const int64_t *)buf)[i];
-	case OPTIREDUCE_UINT64:
-		return (double)((const uint64_t *)buf)[i];
-	case OPTIREDUCE_FLOAT16:
-		return or_half_to_float(((const uint16_t *)buf)[i]);
-	case OPTIREDUCE_BFLOAT16:
-		return or_bf16_to_float(((const uint16_t *)buf)[i]);
-	case OPTIREDUCE_FLOAT32:
-		return ((const float *)buf)[i];
-	case OPTIREDUCE_FLOAT64:
-		return ((const double *)buf)[i];
-	default:
-		return NAN;
-	}
-}
-
 /* Relative precision of a dtype, for AVG (the only inexact case) and bounded mode. */
 static double dtype_eps(enum optireduce_dtype dt)
 {
@@ -616,7 +550,7 @@ static int validate(const void *rbuf, size_t count, const struct options *o, enu
 	int bad = 0;
 
 	for (size_t i = 0; i < count; i++) {
-		double want = expected(i, op), got = load(rbuf, i, o->dtype);
+		double want = expected(i, op), got = dtype_load(rbuf, i, o->dtype);
 		if (!isfinite(got)) {
 			if (!nonfinite++)
 				first_nonfinite = i;
@@ -1161,7 +1095,7 @@ int main(int argc, char **argv)
 
 	b.sbuf = alloc_buf(maxcount * esize);
 	for (size_t i = 0; i < maxcount; i++)
-		store(b.sbuf, i, o.dtype, input(rank, i, o.op));
+		dtype_store(b.sbuf, i, o.dtype, input(rank, i, o.op));
 	maxiters = o.iters > o.iters_large ? o.iters : o.iters_large;
 	for (int k = 0; k < IMPL_COUNT; k++) {
 		if (k == IMPL_OURS_B && !b.comm[1])

@@ -18,7 +18,7 @@
 
 #include <mpi.h>
 
-#include "half.h"
+#include "dtype_value.h"
 #include "optireduce_mpi.h"
 
 static int rank, nranks, failures;
@@ -36,72 +36,6 @@ static double input(int r, size_t i, enum optireduce_dtype dt, enum optireduce_o
 	if (fl)
 		return (double)((i * 7 + (size_t)r * 13) % 101) / 16.0 - 3.0;
 	return (double)((i * 7 + (size_t)r * 13) % 17) - (uns ? 0 : 8);
-}
-
-static void store(void *buf, size_t i, enum optireduce_dtype dt, double v)
-{
-	switch (dt) {
-	case OPTIREDUCE_INT8:
-		((int8_t *)buf)[i] = (int8_t)v;
-		break;
-	case OPTIREDUCE_UINT8:
-		((uint8_t *)buf)[i] = (uint8_t)v;
-		break;
-	case OPTIREDUCE_INT32:
-		((int32_t *)buf)[i] = (int32_t)v;
-		break;
-	case OPTIREDUCE_UINT32:
-		((uint32_t *)buf)[i] = (uint32_t)v;
-		break;
-	case OPTIREDUCE_INT64:
-		((int64_t *)buf)[i] = (int64_t)v;
-		break;
-	case OPTIREDUCE_UINT64:
-		((uint64_t *)buf)[i] = (uint64_t)v;
-		break;
-	case OPTIREDUCE_FLOAT16:
-		((uint16_t *)buf)[i] = or_float_to_half((float)v);
-		break;
-	case OPTIREDUCE_BFLOAT16:
-		((uint16_t *)buf)[i] = or_float_to_bf16((float)v);
-		break;
-	case OPTIREDUCE_FLOAT32:
-		((float *)buf)[i] = (float)v;
-		break;
-	case OPTIREDUCE_FLOAT64:
-		((double *)buf)[i] = v;
-		break;
-	default:
-		break;
-	}
-}
-
-static double load(const void *buf, size_t i, enum optireduce_dtype dt)
-{
-	switch (dt) {
-	case OPTIREDUCE_INT8:
-		return ((const int8_t *)buf)[i];
-	case OPTIREDUCE_UINT8:
-		return ((const uint8_t *)buf)[i];
-	case OPTIREDUCE_INT32:
-		return ((const int32_t *)buf)[i];
-	case OPTIREDUCE_UINT32:
-		return ((const uint32_t *)buf)[i];
-	case OPTIREDUCE_INT64:
-		return (double)((const int64_t *)buf)[i];
-	case OPTIREDUCE_UINT64:
-		return (double)((const uint64_t *)buf)[i];
-	case OPTIREDUCE_FLOAT16:
-		return or_half_to_float(((const uint16_t *)buf)[i]);
-	case OPTIREDUCE_BFLOAT16:
-		return or_bf16_to_float(((const uint16_t *)buf)[i]);
-	case OPTIREDUCE_FLOAT32:
-		return ((const float *)buf)[i];
-	case OPTIREDUCE_FLOAT64:
-		return ((const double *)buf)[i];
-	default:
-		return 0;
-	}
 }
 
 static double eps_of(enum optireduce_dtype dt)
@@ -124,8 +58,8 @@ static double eps_of(enum optireduce_dtype dt)
 static double stored_input(int r, size_t i, enum optireduce_dtype dt, enum optireduce_op op)
 {
 	unsigned char tmp[8];
-	store(tmp, 0, dt, input(r, i, dt, op));
-	return load(tmp, 0, dt);
+	dtype_store(tmp, 0, dt, input(r, i, dt, op));
+	return dtype_load(tmp, 0, dt);
 }
 
 /* Returns the expected value and, through tol, how far a correct result may be. */
@@ -194,7 +128,7 @@ static void run_case(optireduce_comm_t *comm, enum optireduce_dtype dt, enum opt
 	int ret;
 
 	for (size_t i = 0; i < count; i++)
-		store(in_place ? rbuf : sbuf, i, dt, input(rank, i, dt, op));
+		dtype_store(in_place ? rbuf : sbuf, i, dt, input(rank, i, dt, op));
 	if (!in_place)
 		memset(rbuf, 0xA5, count * es);
 	ret = optireduce_allreduce(comm, in_place ? OPTIREDUCE_IN_PLACE : sbuf, rbuf, count, dt, op,
@@ -214,7 +148,7 @@ static void run_case(optireduce_comm_t *comm, enum optireduce_dtype dt, enum opt
 	}
 	for (size_t i = 0; i < count; i++) {
 		double tol = ref_tol[i % PERIOD], want = ref_val[i % PERIOD];
-		double got = load(rbuf, i, dt);
+		double got = dtype_load(rbuf, i, dt);
 		if (!(fabs(got - want) <= tol)) {
 			if (!bad++) {
 				first_bad = i;
