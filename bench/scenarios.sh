@@ -30,7 +30,7 @@ batch_init() {
 }
 
 # pick NAME: true when the batch script was given no scenario names, or NAME among them
-# (the script sets SEL=("$@") to its scenario arguments).
+# (batch_init sets SEL to its scenario arguments).
 pick() { [ ${#SEL[@]} -eq 0 ] || [[ " ${SEL[*]} " == *" $1 "* ]]; }
 
 # quiet: waits (at most 10 min) until the hypervisor took under 1 % of the CPUs over 5 s,

@@ -49,14 +49,16 @@ awk -v want_impl="$impl" -v want_size="$size" '
 			}
 			printf "# %s: median %.3f ms; %d calls above 1.3x (mean steal %.1f ms, %d with >= 10 ms), %d others (mean steal %.1f ms)\n",
 			       k, med, ns, ns ? ss / ns : 0, bs, nf, nf ? sf / nf : 0
-			q = 0 # v is sorted, so the calls without steal come out sorted too
-			for (i = 1; i <= m; i++) seen[i] = 0
-			for (i = 1; i <= m; i++)
-				for (j = 1; j <= m; j++)
-					if (!seen[j] && lat[k, j] == v[i] && sl[k, j] < 0.5) { seen[j] = 1; c[++q] = v[i]; break }
+			q = 0
+			for (i = 1; i <= m; i++) {
+				if (sl[k, i] >= 0.5) continue
+				x = lat[k, i]
+				for (j = q; j >= 1 && c[j] > x; j--) c[j + 1] = c[j]
+				c[j + 1] = x; q++
+			}
 			if (q)
 				printf "# %s: %d of %d calls saw under 0.5 ms of steal: P50 %.3f ms, P99 %.3f ms (nearest rank)\n",
 				       k, q, m, c[rank(50, q)], c[rank(99, q)]
-			delete v; delete c; delete seen
+			delete v; delete c
 		}
 	}' "$steal" "$csv"
