@@ -33,14 +33,16 @@ awk -v want_impl="$impl" -v want_size="$size" '
 		printf "%s %s %s %.3f %.1f\n", $1, $2, $3, $4 / 1000, st
 	}
 	function rank(p, n,  r) { r = int(p * n / 100); if (r < p * n / 100) r++; return r < 1 ? 1 : (r > n ? n : r) }
+	# x into the sorted a[1..n] (insertion sort: mawk has no asort); returns the new n
+	function insert_sorted(a, n, x,  j) {
+		for (j = n; j >= 1 && a[j] > x; j--) a[j + 1] = a[j]
+		a[j + 1] = x
+		return n + 1
+	}
 	END {
 		for (k in cnt) {
 			m = cnt[k]
-			for (i = 1; i <= m; i++) { # insertion sort: mawk has no asort
-				x = lat[k, i]
-				for (j = i - 1; j >= 1 && v[j] > x; j--) v[j + 1] = v[j]
-				v[j + 1] = x
-			}
+			for (i = 1; i <= m; i++) insert_sorted(v, i - 1, lat[k, i])
 			med = v[int((m + 1) / 2)]
 			ns = 0; nf = 0; ss = 0; sf = 0; bs = 0
 			for (i = 1; i <= m; i++) {
@@ -50,12 +52,7 @@ awk -v want_impl="$impl" -v want_size="$size" '
 			printf "# %s: median %.3f ms; %d calls above 1.3x (mean steal %.1f ms, %d with >= 10 ms), %d others (mean steal %.1f ms)\n",
 			       k, med, ns, ns ? ss / ns : 0, bs, nf, nf ? sf / nf : 0
 			q = 0
-			for (i = 1; i <= m; i++) {
-				if (sl[k, i] >= 0.5) continue
-				x = lat[k, i]
-				for (j = q; j >= 1 && c[j] > x; j--) c[j + 1] = c[j]
-				c[j + 1] = x; q++
-			}
+			for (i = 1; i <= m; i++) if (sl[k, i] < 0.5) q = insert_sorted(c, q, lat[k, i])
 			if (q)
 				printf "# %s: %d of %d calls saw under 0.5 ms of steal: P50 %.3f ms, P99 %.3f ms (nearest rank)\n",
 				       k, q, m, c[rank(50, q)], c[rank(99, q)]
