@@ -8,6 +8,8 @@ set -u
 . "$(dirname "$0")/../../../scenarios.sh"
 batch_init "$@"
 OUT=$(cd "$(dirname "$0")" && pwd)
+pids=()
+trap '[ ${#pids[@]} -eq 0 ] || kill "${pids[@]}" 2>/dev/null' EXIT
 for k in 1 2; do
 	for s in spin none; do
 		pids=()
@@ -18,6 +20,7 @@ for k in 1 2; do
 			done
 		fi
 		run $s-b64-$k --loss 0.01 --no-baseline -- --sync-start 250 -m 64k:64k --iter-large 200
-		[ ${#pids[@]} -gt 0 ] && kill "${pids[@]}"
+		[ ${#pids[@]} -eq 0 ] || kill "${pids[@]}"
+		pids=()
 	done
 done
