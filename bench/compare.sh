@@ -43,6 +43,7 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$HERE/provenance.sh"
 CLUSTER=$HERE/../test/cluster/cluster.sh
 
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
@@ -197,6 +198,7 @@ trap 'exit 143' TERM
 	printf '%q ' "$0" --scenario "$scenario" --sizes "$sizes_arg" --iters "$iters" --warmup "$warmup" -n "$n" --out "$out" --build "$build" --methods "$methods_arg"
 	echo
 	echo "# cluster.sh up -n $n ${up_args[*]}"
+	provenance_lines
 	env | grep -E '^(OPTIREDUCE|FI)_' | sed 's/^/# env /' || true
 } >"$out/command.txt"
 

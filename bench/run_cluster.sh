@@ -31,6 +31,7 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$HERE/provenance.sh"
 CLUSTER=$HERE/../test/cluster/cluster.sh
 
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
@@ -112,6 +113,7 @@ cmd=("$CLUSTER" run -n "$n" "${xargs_env[@]}" "${mpi_opts[@]}" -- "$bench" "${be
 {
 	echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
 	echo "# cluster.sh up -n $n ${up_args[*]:-}"
+	provenance_lines
 	env | grep -E '^(OPTIREDUCE|FI)_' | sed 's/^/# env /' || true
 	printf '%q ' "${cmd[@]}"
 	echo

@@ -20,6 +20,7 @@
 set -euo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$HERE/provenance.sh"
 
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
 die() { echo "run_local.sh: error: $*" >&2; exit 1; }
@@ -73,6 +74,7 @@ cmd=(mpirun -np "$n" --oversubscribe --bind-to none --mca mpi_yield_when_idle 1
 	"$bench" "${bench_args[@]}" --csv "$results/latency.csv")
 {
 	echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
+	provenance_lines
 	env | grep -E '^(OPTIREDUCE|FI)_' | sed 's/^/# env /' || true
 	printf '%q ' "${cmd[@]}"
 	echo

@@ -1,3 +1,0 @@
-# 2026-11-22T08:06:03Z on vm
-# cluster.sh up -n 4 
-/work/main/bench/../test/cluster/cluster.sh run -n 4 -- /tmp/b/bench/optireduce_bench --mode bounded --algorithm transpose -f --warmup-large 16 -m 4194304:4194304 --iter-large 100 --csv /tmp/s4r-a-4M-adaptive/latency.csv 
