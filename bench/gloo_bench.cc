@@ -48,8 +48,7 @@
 #include <gloo/transport/context.h>
 #include <gloo/transport/tcp/device.h>
 
-#define LARGE_MESSAGE_SIZE 8192 /* as optireduce_bench and OSU */
-#define PROGRESS_EVERY_S   10.0
+#include "bench_util.h"
 
 namespace
 {
@@ -61,9 +60,7 @@ const char *const algo_name[ALG_COUNT] = {"gloo_ring", "gloo_ring_chunked", "glo
 const char *const algo_flag[ALG_COUNT] = {"ring", "ring-chunked", "halving-doubling", "bcube"};
 
 struct options {
-	size_t min_size = 4, max_size = 1 << 20;
-	long iters = 1000, iters_large = 100, warmup = 200, warmup_large = 10;
-	bool full = false;
+	bench_counts n; /* sizes, counts, -f */
 	bool algos[ALG_COUNT] = {true, true, true, true};
 	std::string iface, hostname, csv;
 	int bcube_base = 0; /* 0: smallest factor of the rank count */
@@ -71,15 +68,7 @@ struct options {
 };
 
 int rank, nranks;
-double t_begin, t_last_progress;
-
-double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+bench_progress prog;
 
 [[noreturn]] void die(const char *fmt, ...)
 {
@@ -114,17 +103,9 @@ void usage(void)
 {
 	if (rank != 0)
 		return;
+	printf("usage: gloo_bench [options]   (launch with mpirun)\n");
+	bench_counts_usage(stdout);
 	printf(
-	    "usage: gloo_bench [options]   (launch with mpirun)\n"
-	    "  -m, --message-size [MIN:]MAX  sizes in bytes, powers of two from MIN (k, m, g "
-	    "suffixes; default 4:1m)\n"
-	    "  -i, --iterations N         timed iterations per size (default 1000, 100 above "
-	    "8 KiB)\n"
-	    "  -x, --warmup N             untimed iterations per size (default 200, 10 above "
-	    "8 KiB)\n"
-	    "      --iter-large N         timed iterations above 8 KiB (overrides -i there)\n"
-	    "      --warmup-large N       warm-up iterations above 8 KiB\n"
-	    "  -f, --full                 add Min/Max Latency(us) and Iterations\n"
 	    "  -d, --type float           the only datatype (accepted for compatibility)\n"
 	    "  -o, --op sum               the only operation (accepted for compatibility)\n"
 	    "      --algorithm LIST       comma-separated: ring, ring-chunked, halving-doubling, "
@@ -143,52 +124,11 @@ void usage(void)
 	    "  -h, --help                 this text\n");
 }
 
-int parse_size(const char *s, size_t *out)
-{
-	char *end;
-	unsigned long long v, mult = 1;
-
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	switch (*end) {
-	case 'k':
-	case 'K':
-		mult = 1ull << 10;
-		end++;
-		break;
-	case 'm':
-	case 'M':
-		mult = 1ull << 20;
-		end++;
-		break;
-	case 'g':
-	case 'G':
-		mult = 1ull << 30;
-		end++;
-		break;
-	default:
-		break;
-	}
-	if (*end == 'b' || *end == 'B')
-		end++;
-	if (*end || (v && mult > SIZE_MAX / v))
-		return -1;
-	*out = (size_t)(v * mult);
-	return 0;
-}
-
 long parse_count(const char *s, const char *what, long min)
 {
-	char *end;
 	long v;
 
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min)
+	if (bench_parse_count(s, min, &v))
 		usage_error("bad %s '%s'", what, s);
 	return v;
 }
@@ -226,21 +166,9 @@ void parse_algorithms(const char *list, options *o)
 
 void parse_args(int argc, char **argv, options *o)
 {
-	enum {
-		O_ALG = 256,
-		O_IFACE,
-		O_HOSTNAME,
-		O_BASE,
-		O_TIMEOUT,
-		O_CSV,
-		O_ITER_LARGE,
-		O_WARMUP_LARGE
-	};
+	enum { O_ALG = 256, O_IFACE, O_HOSTNAME, O_BASE, O_TIMEOUT, O_CSV };
 	static const struct option longs[] = {
-	    {"message-size", required_argument, NULL, 'm'},
-	    {"iterations", required_argument, NULL, 'i'},
-	    {"warmup", required_argument, NULL, 'x'},
-	    {"full", no_argument, NULL, 'f'},
+	    BENCH_COUNT_LONG_OPTIONS,
 	    {"type", required_argument, NULL, 'd'},
 	    {"op", required_argument, NULL, 'o'},
 	    {"help", no_argument, NULL, 'h'},
@@ -250,47 +178,22 @@ void parse_args(int argc, char **argv, options *o)
 	    {"bcube-base", required_argument, NULL, O_BASE},
 	    {"timeout", required_argument, NULL, O_TIMEOUT},
 	    {"csv", required_argument, NULL, O_CSV},
-	    {"iter-large", required_argument, NULL, O_ITER_LARGE},
-	    {"warmup-large", required_argument, NULL, O_WARMUP_LARGE},
 	    {NULL, 0, NULL, 0},
 	};
+	char err[160];
 	int c;
-	bool set_i = false, set_x = false, set_il = false, set_xl = false;
 
+	bench_counts_init(&o->n);
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "m:i:x:fd:o:h", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, BENCH_COUNT_SHORT_OPTIONS "d:o:h", longs, NULL)) !=
+	       -1) {
+		int taken = bench_counts_option(&o->n, c, optarg, err, sizeof(err));
+
+		if (taken < 0)
+			usage_error("%s", err);
+		if (taken)
+			continue;
 		switch (c) {
-		case 'm': {
-			const char *colon = strchr(optarg, ':');
-			if (colon) {
-				std::string lo(optarg, (size_t)(colon - optarg));
-				if ((!lo.empty() && parse_size(lo.c_str(), &o->min_size)) ||
-				    (colon[1] && parse_size(colon + 1, &o->max_size)))
-					usage_error("bad -m '%s'", optarg);
-			} else if (parse_size(optarg, &o->max_size)) {
-				usage_error("bad -m '%s'", optarg);
-			}
-			break;
-		}
-		case 'i':
-			o->iters = parse_count(optarg, "iteration count", 1);
-			set_i = true;
-			break;
-		case 'x':
-			o->warmup = parse_count(optarg, "warm-up count", 0);
-			set_x = true;
-			break;
-		case O_ITER_LARGE:
-			o->iters_large = parse_count(optarg, "iteration count", 1);
-			set_il = true;
-			break;
-		case O_WARMUP_LARGE:
-			o->warmup_large = parse_count(optarg, "warm-up count", 0);
-			set_xl = true;
-			break;
-		case 'f':
-			o->full = true;
-			break;
 		case 'd':
 			if (strcasecmp(optarg, "float") && strcasecmp(optarg, "float32"))
 				usage_error("only float32 is measured, not '%s'", optarg);
@@ -329,14 +232,8 @@ void parse_args(int argc, char **argv, options *o)
 	}
 	if (optind < argc)
 		usage_error("unexpected argument '%s'", argv[optind]);
-	if (set_i && !set_il)
-		o->iters_large = o->iters;
-	if (set_x && !set_xl)
-		o->warmup_large = o->warmup;
-	if (o->min_size == 0)
-		o->min_size = 1;
-	if (o->max_size < o->min_size)
-		usage_error("-m: MAX %zu is below MIN %zu", o->max_size, o->min_size);
+	if (bench_counts_finish(&o->n, err, sizeof(err)))
+		usage_error("%s", err);
 	if (o->iface.empty() && o->hostname.empty() && getenv("GLOO_SOCKET_IFNAME"))
 		o->iface = getenv("GLOO_SOCKET_IFNAME");
 }
@@ -405,28 +302,10 @@ float expected(size_t i)
 	return acc;
 }
 
-double percentile(const std::vector<double> &sorted, double p)
-{
-	long n = (long)sorted.size();
-	long k = (long)ceil(p / 100.0 * (double)n);
-
-	if (k < 1)
-		k = 1;
-	if (k > n)
-		k = n;
-	return sorted[(size_t)(k - 1)];
-}
-
 void progress(int alg, size_t size, long it, long total)
 {
-	double t = now_s();
-
-	if (rank != 0 || t - t_last_progress < PROGRESS_EVERY_S)
-		return;
-	t_last_progress = t;
-	fprintf(stderr, "# [progress] %.0f s: %s, size %zu, iteration %ld of %ld\n", t - t_begin,
-	        algo_name[alg], size, it, total);
-	fflush(stderr);
+	if (rank == 0)
+		bench_progress_note(&prog, algo_name[alg], size, it, total);
 }
 
 std::unique_ptr<gloo::Algorithm> make_algorithm(int alg, const std::shared_ptr<gloo::Context> &ctx,
@@ -450,22 +329,17 @@ std::unique_ptr<gloo::Algorithm> make_algorithm(int alg, const std::shared_ptr<g
 	}
 }
 
-struct result {
-	double avg, min, max, p50, p99;
-	long iters;
-};
-
 /*
  * Times one algorithm at one size; rank 0 gets the statistics.  Gloo reduces in
  * place, so the inputs are restored before every iteration (not timed), and the
  * algorithm object is built once per size, as an application would.
  */
 void run_size(const options &o, const std::shared_ptr<gloo::Context> &ctx, int alg, size_t size,
-              const std::vector<float> &in, std::vector<float> &buf, FILE *csv, result *res)
+              const std::vector<float> &in, std::vector<float> &buf, FILE *csv, bench_stats *res)
 {
 	size_t count = size / sizeof(float);
-	long iters = size > LARGE_MESSAGE_SIZE ? o.iters_large : o.iters;
-	long warmup = size > LARGE_MESSAGE_SIZE ? o.warmup_large : o.warmup;
+	long iters = bench_iters_at(&o.n, size);
+	long warmup = bench_warmup_at(&o.n, size);
 	std::vector<double> lat((size_t)iters), maxlat((size_t)iters);
 	std::unique_ptr<gloo::Algorithm> a;
 	int bad = 0, anybad = 0;
@@ -476,9 +350,9 @@ void run_size(const options &o, const std::shared_ptr<gloo::Context> &ctx, int a
 			std::copy(in.begin(), in.begin() + (long)count, buf.begin());
 			if (MPI_Barrier(MPI_COMM_WORLD) != MPI_SUCCESS)
 				die("MPI_Barrier failed");
-			double t0 = now_s();
+			double t0 = bench_now_s();
 			a->run();
-			double t1 = now_s();
+			double t1 = bench_now_s();
 			if (it >= warmup)
 				lat[(size_t)(it - warmup)] = (t1 - t0) * 1e6;
 			progress(alg, size, it + 1, warmup + iters);
@@ -512,34 +386,10 @@ void run_size(const options &o, const std::shared_ptr<gloo::Context> &ctx, int a
 		return;
 	if (csv) {
 		for (long it = 0; it < iters; it++)
-			fprintf(csv, "%s,%zu,%ld,%.3f\n", algo_name[alg], size, it,
-			        maxlat[(size_t)it]);
+			bench_csv_row(csv, algo_name[alg], size, it, maxlat[(size_t)it], NULL);
 		fflush(csv);
 	}
-	res->iters = iters;
-	res->avg = 0;
-	for (double v : maxlat)
-		res->avg += v;
-	res->avg /= (double)iters;
-	std::sort(maxlat.begin(), maxlat.end());
-	res->min = maxlat.front();
-	res->max = maxlat.back();
-	res->p50 = percentile(maxlat, 50);
-	res->p99 = percentile(maxlat, 99);
-}
-
-void print_loadavg(const char *when)
-{
-	char buf[128] = "";
-	FILE *f = fopen("/proc/loadavg", "r");
-
-	if (!f)
-		return;
-	if (fgets(buf, sizeof(buf), f)) {
-		buf[strcspn(buf, "\n")] = '\0';
-		printf("# Load average %s: %s\n", when, buf);
-	}
-	fclose(f);
+	bench_stats_of(maxlat.data(), iters, res);
 }
 
 int smallest_factor(int n)
@@ -560,7 +410,7 @@ int main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-	t_begin = t_last_progress = now_s();
+	bench_progress_init(&prog);
 	parse_args(argc, argv, &o);
 
 	/* Bcube needs the rank count to be a multiple of its base. */
@@ -568,12 +418,12 @@ int main(int argc, char **argv)
 	if (o.algos[ALG_BCUBE] && nranks > 1 && nranks % base != 0)
 		usage_error("--bcube-base %d does not divide %d ranks", base, nranks);
 
-	size_t min = o.min_size < sizeof(float) ? sizeof(float) : o.min_size;
-	size_t maxcount = o.max_size / sizeof(float);
+	size_t min = o.n.min_size < sizeof(float) ? sizeof(float) : o.n.min_size;
+	size_t maxcount = o.n.max_size / sizeof(float);
 	if (maxcount == 0)
-		usage_error("-m: MAX %zu is smaller than one float", o.max_size);
+		usage_error("-m: MAX %zu is smaller than one float", o.n.max_size);
 	if (maxcount > (size_t)INT32_MAX)
-		usage_error("-m: MAX %zu: too many elements for Gloo's int count", o.max_size);
+		usage_error("-m: MAX %zu: too many elements for Gloo's int count", o.n.max_size);
 
 	std::shared_ptr<MpiContext> ctx;
 	try {
@@ -614,22 +464,17 @@ int main(int argc, char **argv)
 			       "(MAX over ranks);\n"
 			       "# MPI_Barrier before each iteration, not timed. Avg = mean over "
 			       "iterations; P50/P99 = nearest-rank percentiles.\n");
-			print_loadavg("at start");
-			printf("%-10s%18s", "# Size", "Avg Latency(us)");
-			if (o.full)
-				printf("%18s%18s%12s", "Min Latency(us)", "Max Latency(us)",
-				       "Iterations");
-			printf("%12s%12s\n", "P50(us)", "P99(us)");
+			bench_print_loadavg("at start");
+			bench_print_table_head(o.n.full);
+			printf("\n");
 			fflush(stdout);
 		}
-		for (size_t size = min; size <= o.max_size; size *= 2) {
-			result r{};
+		for (size_t size = min; size <= o.n.max_size; size *= 2) {
+			bench_stats r{};
 			run_size(o, ctx, alg, size, in, buf, csv, &r);
 			if (rank == 0) {
-				printf("%-10zu%18.2f", size, r.avg);
-				if (o.full)
-					printf("%18.2f%18.2f%12ld", r.min, r.max, r.iters);
-				printf("%12.2f%12.2f\n", r.p50, r.p99);
+				bench_print_row(NULL, size, &r, o.n.full);
+				printf("\n");
 				fflush(stdout);
 			}
 			if (size > SIZE_MAX / 2)
@@ -637,7 +482,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (rank == 0) {
-		print_loadavg("at end");
+		bench_print_loadavg("at end");
 		fflush(stdout);
 	}
 	if (csv)

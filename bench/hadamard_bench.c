@@ -16,15 +16,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_util.h"
 #include "hadamard.h"
-
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
 
 static const struct {
 	const char *name;
@@ -129,10 +122,10 @@ int main(int argc, char **argv)
 	double best = 1e30;
 
 	for (int r = 0; r < reps; r++) {
-		double t = now();
+		double t = bench_now_s();
 
 		memcpy(dst, buf, bytes);
-		t = now() - t;
+		t = bench_now_s() - t;
 		if (t < best)
 			best = t;
 	}
@@ -160,15 +153,15 @@ int main(int argc, char **argv)
 			double te = 1e30, td = 1e30;
 
 			for (int r = 0; r < reps; r++) {
-				double t = now();
+				double t = bench_now_s();
 
 				or_had_encode(buf, nb, lg, 42, op, 0);
-				t = now() - t;
+				t = bench_now_s() - t;
 				if (t < te)
 					te = t;
-				t = now();
+				t = bench_now_s();
 				or_had_decode(buf, nb, lg, 42, op, 0);
-				t = now() - t;
+				t = bench_now_s() - t;
 				if (t < td)
 					td = t;
 				op++;

@@ -30,21 +30,18 @@
 
 #include <mpi.h>
 
+#include "bench_util.h"
 #include "dtype_value.h"
 #include "optireduce_mpi.h"
 
-#define LARGE_MESSAGE_SIZE 8192 /* as OSU: larger sizes use the "large" counts */
-#define PROGRESS_EVERY_S   10.0
-#define MAX_PARAMS         64
+#define MAX_PARAMS 64
 
 /* IMPL_OURS_B: a second communicator with --compare-param, timed alternately with the first. */
 enum impl { IMPL_OURS, IMPL_OURS_B, IMPL_MPI, IMPL_COUNT };
 static const char *impl_name[] = {"optireduce", "optireduce-b", "mpi"};
 
 struct options {
-	size_t min_size, max_size;
-	long iters, iters_large, warmup, warmup_large;
-	int full;
+	struct bench_counts n; /* sizes, counts, -f */
 	enum optireduce_dtype dtype;
 	enum optireduce_op op;
 	enum optireduce_mode mode;
@@ -66,30 +63,13 @@ struct options {
 
 /* Per size and implementation, on rank 0 after the MAX reduction. */
 struct result {
-	double avg, min, max, p50, p99;
+	struct bench_stats t;
 	double lost_pct;      /* bounded mode: missing / expected contributions (whole blocks) */
 	double data_lost_pct; /* bounded mode: elements that did not arrive / expected */
-	long iters;
 };
 
 static int rank, nranks;
-static double t_begin, t_last_progress;
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static double wall_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
+static struct bench_progress prog;
 
 static void die(const char *fmt, ...)
 {
@@ -123,103 +103,44 @@ static void usage_error(const char *fmt, ...)
 
 static void usage(void)
 {
-	if (rank == 0)
-		printf(
-		    "usage: optireduce_bench [options]\n"
-		    "  -m, --message-size [MIN:]MAX  sizes in bytes, powers of two from MIN "
-		    "(k, m, g suffixes; default 4:1m)\n"
-		    "  -i, --iterations N         timed iterations per size (default 1000, "
-		    "100 above 8 KiB)\n"
-		    "  -x, --warmup N             untimed iterations per size (default 200, "
-		    "10 above 8 KiB)\n"
-		    "      --iter-large N         timed iterations above 8 KiB (overrides -i "
-		    "there)\n"
-		    "      --warmup-large N       warm-up iterations above 8 KiB\n"
-		    "  -f, --full                 add Min/Max Latency(us) and Iterations\n"
-		    "  -d, --type DTYPE           float (default), double, float16, bfloat16, int, "
-		    "int8, uint8, int32, uint32, int64, uint64\n"
-		    "  -o, --op OP                sum (default), prod, min, max, avg\n"
-		    "      --mode exact|bounded   liboptireduce mode (default: "
-		    "OPTIREDUCE_MODE, else exact)\n"
-		    "      --algorithm NAME       algorithm or tune string (param 'algorithm')\n"
-		    "      --param NAME=VALUE     set a liboptireduce parameter; repeatable\n"
-		    "      --compare-param NAME=VALUE\n"
-		    "                             also time variant B, a second communicator with "
-		    "this\n"
-		    "                             parameter changed (repeatable), alternating "
-		    "with A\n"
-		    "                             every iteration: an A/B test under the same "
-		    "conditions\n"
-		    "      --baseline mpi         also time MPI_Allreduce, interleaved per size\n"
-		    "      --only mpi             time MPI_Allreduce only\n"
-		    "      --csv FILE             every iteration's latency: "
-		    "impl,size,iter,latency_us\n"
-		    "      --delay RANK:US:PROB   a straggler: RANK sleeps US microseconds "
-		    "before its call,\n"
-		    "                             untimed, in a fraction PROB of the "
-		    "iterations (the same\n"
-		    "                             ones for every implementation)\n"
-		    "      --sync-start MS        after the barrier, rank 0 sets a start time MS "
-		    "ms ahead\n"
-		    "                             and every rank starts then (CLOCK_REALTIME: one "
-		    "machine,\n"
-		    "                             or clocks synchronised far better than the "
-		    "latency); a\n"
-		    "                             barrier's exit skew (a lost TCP segment: 200 ms) "
-		    "is then\n"
-		    "                             not timed; ranks that missed the start are "
-		    "counted\n"
-		    "  -h, --help                 this text\n");
-}
-
-static int parse_size(const char *s, size_t *out)
-{
-	char *end;
-	unsigned long long v, mult = 1;
-
-	if (!s || *s < '0' || *s > '9')
-		return -1;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno)
-		return -1;
-	switch (*end) {
-	case 'k':
-	case 'K':
-		mult = 1ull << 10;
-		end++;
-		break;
-	case 'm':
-	case 'M':
-		mult = 1ull << 20;
-		end++;
-		break;
-	case 'g':
-	case 'G':
-		mult = 1ull << 30;
-		end++;
-		break;
-	default:
-		break;
-	}
-	if (*end == 'b' || *end == 'B')
-		end++;
-	if (*end || (v && mult > SIZE_MAX / v))
-		return -1;
-	*out = (size_t)(v * mult);
-	return 0;
-}
-
-static long parse_count(const char *s, const char *what, long min)
-{
-	char *end;
-	long v;
-
-	errno = 0;
-	v = strtol(s, &end, 10);
-	if (errno || end == s || *end || v < min)
-		usage_error("bad %s '%s'", what, s);
-	return v;
+	if (rank != 0)
+		return;
+	printf("usage: optireduce_bench [options]\n");
+	bench_counts_usage(stdout);
+	printf("  -d, --type DTYPE           float (default), double, float16, bfloat16, int, "
+	       "int8, uint8, int32, uint32, int64, uint64\n"
+	       "  -o, --op OP                sum (default), prod, min, max, avg\n"
+	       "      --mode exact|bounded   liboptireduce mode (default: "
+	       "OPTIREDUCE_MODE, else exact)\n"
+	       "      --algorithm NAME       algorithm or tune string (param 'algorithm')\n"
+	       "      --param NAME=VALUE     set a liboptireduce parameter; repeatable\n"
+	       "      --compare-param NAME=VALUE\n"
+	       "                             also time variant B, a second communicator with "
+	       "this\n"
+	       "                             parameter changed (repeatable), alternating "
+	       "with A\n"
+	       "                             every iteration: an A/B test under the same "
+	       "conditions\n"
+	       "      --baseline mpi         also time MPI_Allreduce, interleaved per size\n"
+	       "      --only mpi             time MPI_Allreduce only\n"
+	       "      --csv FILE             every iteration's latency: "
+	       "impl,size,iter,latency_us\n"
+	       "      --delay RANK:US:PROB   a straggler: RANK sleeps US microseconds "
+	       "before its call,\n"
+	       "                             untimed, in a fraction PROB of the "
+	       "iterations (the same\n"
+	       "                             ones for every implementation)\n"
+	       "      --sync-start MS        after the barrier, rank 0 sets a start time MS "
+	       "ms ahead\n"
+	       "                             and every rank starts then (CLOCK_REALTIME: one "
+	       "machine,\n"
+	       "                             or clocks synchronised far better than the "
+	       "latency); a\n"
+	       "                             barrier's exit skew (a lost TCP segment: 200 ms) "
+	       "is then\n"
+	       "                             not timed; ranks that missed the start are "
+	       "counted\n"
+	       "  -h, --help                 this text\n");
 }
 
 static const struct {
@@ -246,17 +167,12 @@ static void parse_args(int argc, char **argv, struct options *o)
 		O_BASELINE,
 		O_ONLY,
 		O_CSV,
-		O_ITER_LARGE,
-		O_WARMUP_LARGE,
 		O_DELAY,
 		O_SYNC,
 		O_COMPARE
 	};
 	static const struct option longs[] = {
-	    {"message-size", required_argument, NULL, 'm'},
-	    {"iterations", required_argument, NULL, 'i'},
-	    {"warmup", required_argument, NULL, 'x'},
-	    {"full", no_argument, NULL, 'f'},
+	    BENCH_COUNT_LONG_OPTIONS,
 	    {"type", required_argument, NULL, 'd'},
 	    {"op", required_argument, NULL, 'o'},
 	    {"help", no_argument, NULL, 'h'},
@@ -266,64 +182,29 @@ static void parse_args(int argc, char **argv, struct options *o)
 	    {"baseline", required_argument, NULL, O_BASELINE},
 	    {"only", required_argument, NULL, O_ONLY},
 	    {"csv", required_argument, NULL, O_CSV},
-	    {"iter-large", required_argument, NULL, O_ITER_LARGE},
-	    {"warmup-large", required_argument, NULL, O_WARMUP_LARGE},
 	    {"delay", required_argument, NULL, O_DELAY},
 	    {"sync-start", required_argument, NULL, O_SYNC},
 	    {"compare-param", required_argument, NULL, O_COMPARE},
 	    {NULL, 0, NULL, 0},
 	};
-	int c, set_i = 0, set_x = 0, set_il = 0, set_xl = 0;
+	char err[160];
+	int c;
 
 	memset(o, 0, sizeof(*o));
-	o->min_size = 4;
-	o->max_size = 1 << 20;
-	o->iters = 1000;
-	o->iters_large = 100;
-	o->warmup = 200;
-	o->warmup_large = 10;
+	bench_counts_init(&o->n);
 	o->dtype = OPTIREDUCE_FLOAT32;
 	o->op = OPTIREDUCE_SUM;
 	o->mode = OPTIREDUCE_MODE_DEFAULT;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "m:i:x:fd:o:h", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, BENCH_COUNT_SHORT_OPTIONS "d:o:h", longs, NULL)) !=
+	       -1) {
+		int taken = bench_counts_option(&o->n, c, optarg, err, sizeof(err));
+
+		if (taken < 0)
+			usage_error("%s", err);
+		if (taken)
+			continue;
 		switch (c) {
-		case 'm': {
-			const char *colon = strchr(optarg, ':');
-			if (colon) {
-				char lo[64];
-				size_t n = (size_t)(colon - optarg);
-				if (n >= sizeof(lo))
-					usage_error("bad -m '%s'", optarg);
-				memcpy(lo, optarg, n);
-				lo[n] = '\0';
-				if ((n && parse_size(lo, &o->min_size)) ||
-				    (colon[1] && parse_size(colon + 1, &o->max_size)))
-					usage_error("bad -m '%s'", optarg);
-			} else if (parse_size(optarg, &o->max_size)) {
-				usage_error("bad -m '%s'", optarg);
-			}
-			break;
-		}
-		case 'i':
-			o->iters = parse_count(optarg, "iteration count", 1);
-			set_i = 1;
-			break;
-		case 'x':
-			o->warmup = parse_count(optarg, "warm-up count", 0);
-			set_x = 1;
-			break;
-		case O_ITER_LARGE:
-			o->iters_large = parse_count(optarg, "iteration count", 1);
-			set_il = 1;
-			break;
-		case O_WARMUP_LARGE:
-			o->warmup_large = parse_count(optarg, "warm-up count", 0);
-			set_xl = 1;
-			break;
-		case 'f':
-			o->full = 1;
-			break;
 		case 'd': {
 			size_t k, n = sizeof(dtype_names) / sizeof(dtype_names[0]);
 			for (k = 0; k < n; k++)
@@ -418,20 +299,13 @@ static void parse_args(int argc, char **argv, struct options *o)
 		usage_error("unexpected argument '%s'", argv[optind]);
 	if (o->delay_us > 0 && o->delay_rank >= nranks)
 		usage_error("--delay: rank %d, but only %d ranks", o->delay_rank, nranks);
-	/* As OSU: -i and -x set every size unless the large counts are given too. */
-	if (set_i && !set_il)
-		o->iters_large = o->iters;
-	if (set_x && !set_xl)
-		o->warmup_large = o->warmup;
 	if (o->only_mpi)
 		o->baseline_mpi = 0;
 	if (o->only_mpi && o->nbparams)
 		usage_error("--compare-param compares two liboptireduce communicators, not with "
 		            "--only mpi");
-	if (o->min_size == 0)
-		o->min_size = 1;
-	if (o->max_size < o->min_size)
-		usage_error("-m: MAX %zu is below MIN %zu", o->max_size, o->min_size);
+	if (bench_counts_finish(&o->n, err, sizeof(err)))
+		usage_error("%s", err);
 }
 
 static MPI_Datatype mpi_dtype(enum optireduce_dtype dt)
@@ -581,34 +455,10 @@ static int validate(const void *rbuf, size_t count, const struct options *o, enu
 	return bad;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* Nearest rank: the smallest value with at least p% of the samples at or below it. */
-static double percentile(const double *sorted, long n, double p)
-{
-	long k = (long)ceil(p / 100.0 * (double)n);
-
-	if (k < 1)
-		k = 1;
-	if (k > n)
-		k = n;
-	return sorted[k - 1];
-}
-
 static void progress(const char *what, size_t size, long it, long total)
 {
-	double t = now_s();
-
-	if (rank != 0 || t - t_last_progress < PROGRESS_EVERY_S)
-		return;
-	t_last_progress = t;
-	fprintf(stderr, "# [progress] %.0f s: %s, size %zu, iteration %ld of %ld\n", t - t_begin,
-	        what, size, it, total);
-	fflush(stderr);
+	if (rank == 0)
+		bench_progress_note(&prog, what, size, it, total);
 }
 
 struct bench {
@@ -724,13 +574,13 @@ static void time_one(struct bench *b, enum impl impl, size_t size, long it, long
 		while (nanosleep(&ts, &ts) && errno == EINTR)
 			;
 	}
-	t0 = now_s();
+	t0 = bench_now_s();
 	if (it >= warmup)
-		b->start[impl][it - warmup] = wall_s();
+		b->start[impl][it - warmup] = bench_wall_s();
 	if (impl != IMPL_MPI) {
 		ret = optireduce_allreduce(b->comm[impl == IMPL_OURS_B], b->sbuf, b->rbuf[impl],
 		                           count, o->dtype, o->op, &st);
-		t1 = now_s();
+		t1 = bench_now_s();
 		if (ret)
 			die("%s(%zu bytes, iteration %ld) failed: %s", impl_name[impl], size, it,
 			    optireduce_strerror(ret));
@@ -747,7 +597,7 @@ static void time_one(struct bench *b, enum impl impl, size_t size, long it, long
 	} else {
 		ret = MPI_Allreduce(b->sbuf, b->rbuf[impl], (int)count, mpi_dtype(o->dtype),
 		                    mpi_op(o->op), MPI_COMM_WORLD);
-		t1 = now_s();
+		t1 = bench_now_s();
 		if (ret != MPI_SUCCESS)
 			die("MPI_Allreduce(%zu bytes, iteration %ld) failed: error %d", size, it,
 			    ret);
@@ -793,20 +643,11 @@ static void summarize(struct bench *b, enum impl impl, size_t size, long iters,
 		       impl_name[impl], size, total_late);
 	if (b->csv) {
 		for (long it = 0; it < iters; it++)
-			fprintf(b->csv, "%s,%zu,%ld,%.3f,%.3f\n", impl_name[impl], size, it,
-			        b->maxlat[it], b->start[impl][it]);
+			bench_csv_row(b->csv, impl_name[impl], size, it, b->maxlat[it],
+			              &b->start[impl][it]);
 		fflush(b->csv);
 	}
-	res->iters = iters;
-	res->avg = 0;
-	for (long it = 0; it < iters; it++)
-		res->avg += b->maxlat[it];
-	res->avg /= (double)iters;
-	qsort(b->maxlat, (size_t)iters, sizeof(double), cmp_double);
-	res->min = b->maxlat[0];
-	res->max = b->maxlat[iters - 1];
-	res->p50 = percentile(b->maxlat, iters, 50);
-	res->p99 = percentile(b->maxlat, iters, 99);
+	bench_stats_of(b->maxlat, iters, &res->t);
 	res->lost_pct = tot[1] > 0 ? 100.0 * tot[0] / tot[1] : 0;
 	res->data_lost_pct = tot[3] > 0 ? 100.0 * (1.0 - tot[2] / tot[3]) : 0;
 }
@@ -821,8 +662,8 @@ static void run_size(struct bench *b, const enum impl *impls, int n, size_t size
                      struct result *res)
 {
 	const struct options *o = b->o;
-	long iters = size > LARGE_MESSAGE_SIZE ? o->iters_large : o->iters;
-	long warmup = size > LARGE_MESSAGE_SIZE ? o->warmup_large : o->warmup;
+	long iters = bench_iters_at(&o->n, size);
+	long warmup = bench_warmup_at(&o->n, size);
 	struct tally t[IMPL_COUNT];
 
 	memset(t, 0, sizeof(t));
@@ -836,21 +677,6 @@ static void run_size(struct bench *b, const enum impl *impls, int n, size_t size
 	}
 	for (int k = 0; k < n; k++)
 		summarize(b, impls[k], size, iters, &t[impls[k]], &res[impls[k]]);
-}
-
-/* The machine's load: benchmarks on a shared machine should say how shared it was. */
-static void print_loadavg(const char *when)
-{
-	char buf[128] = "";
-	FILE *f = fopen("/proc/loadavg", "r");
-
-	if (!f)
-		return;
-	if (fgets(buf, sizeof(buf), f)) {
-		buf[strcspn(buf, "\n")] = '\0';
-		printf("# Load average %s: %s\n", when, buf);
-	}
-	fclose(f);
 }
 
 static void print_header(const struct options *o, optireduce_comm_t *comm)
@@ -892,7 +718,7 @@ static void print_header(const struct options *o, optireduce_comm_t *comm)
 	       "# completion time, like OSU's Avg); sleeping barrier before each iteration, not "
 	       "timed.\n"
 	       "# Avg = mean over iterations%s; P50/P99 = nearest-rank percentiles.\n",
-	       o->full ? ", Min/Max = fastest/slowest iteration" : "");
+	       o->n.full ? ", Min/Max = fastest/slowest iteration" : "");
 	if (o->sync_ms > 0)
 		printf("# Synchronised start: every rank starts an iteration at rank 0's clock "
 		       "time + %ld ms,\n# set after the barrier (CLOCK_REALTIME).\n",
@@ -905,7 +731,7 @@ static void print_header(const struct options *o, optireduce_comm_t *comm)
 		printf("# Data(%%) = elements that did not arrive (both phases, all ranks); "
 		       "Lost(%%) = contributions\n"
 		       "# (whole blocks) missing, estimated from the rest.\n");
-	print_loadavg("at start");
+	bench_print_loadavg("at start");
 	if (o->nbparams) {
 		printf("# A/B: row B:SIZE is a second communicator with");
 		for (int k = 0; k < o->nbparams; k++)
@@ -916,10 +742,7 @@ static void print_header(const struct options *o, optireduce_comm_t *comm)
 	if (o->baseline_mpi)
 		printf("# Per size: liboptireduce, then MPI_Allreduce (interleaved); ratio = "
 		       "liboptireduce / MPI.\n");
-	printf("%-10s%18s", "# Size", "Avg Latency(us)");
-	if (o->full)
-		printf("%18s%18s%12s", "Min Latency(us)", "Max Latency(us)", "Iterations");
-	printf("%12s%12s", "P50(us)", "P99(us)");
+	bench_print_table_head(o->n.full);
 	if (!o->only_mpi && o->mode == OPTIREDUCE_MODE_BOUNDED)
 		printf("%10s%10s", "Data(%)", "Lost(%)");
 	if (o->baseline_mpi)
@@ -932,18 +755,12 @@ static void print_header(const struct options *o, optireduce_comm_t *comm)
 static void print_row(const struct options *o, const char *label, size_t size,
                       const struct result *r, const struct result *mpi)
 {
-	if (label)
-		printf("%s%-*zu%18.2f", label, (int)(10 - strlen(label)), size, r->avg);
-	else
-		printf("%-10zu%18.2f", size, r->avg);
-	if (o->full)
-		printf("%18.2f%18.2f%12ld", r->min, r->max, r->iters);
-	printf("%12.2f%12.2f", r->p50, r->p99);
+	bench_print_row(label, size, &r->t, o->n.full);
 	if (!o->only_mpi && o->mode == OPTIREDUCE_MODE_BOUNDED)
 		printf("%10.4f%10.4f", r->data_lost_pct, r->lost_pct);
 	if (mpi)
-		printf("%14.2f%14.2f%11.3f%11.3f", mpi->p50, mpi->p99, r->p50 / mpi->p50,
-		       r->p99 / mpi->p99);
+		printf("%14.2f%14.2f%11.3f%11.3f", mpi->t.p50, mpi->t.p99, r->t.p50 / mpi->t.p50,
+		       r->t.p99 / mpi->t.p99);
 	printf("\n");
 	fflush(stdout);
 }
@@ -992,8 +809,8 @@ static void print_ab(const struct options *o, size_t size, const struct result *
                      const struct result *b, const struct result *mpi)
 {
 	print_row(o, "B:", size, b, mpi);
-	printf("# A/B at %zu: Avg %.3f, P50 %.3f, P99 %.3f\n", size, a->avg / b->avg,
-	       a->p50 / b->p50, a->p99 / b->p99);
+	printf("# A/B at %zu: Avg %.3f, P50 %.3f, P99 %.3f\n", size, a->t.avg / b->t.avg,
+	       a->t.p50 / b->t.p50, a->t.p99 / b->t.p99);
 	fflush(stdout);
 }
 
@@ -1019,7 +836,7 @@ int main(int argc, char **argv)
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-	t_begin = t_last_progress = now_s();
+	bench_progress_init(&prog);
 	parse_args(argc, argv, &o);
 	memset(&b, 0, sizeof(b));
 	b.o = &o;
@@ -1037,10 +854,10 @@ int main(int argc, char **argv)
 		usage_error("%d ranks: sums of the test inputs do not fit %s exactly", nranks,
 		            optireduce_dtype_name(o.dtype));
 	/* Like OSU: sizes below one element start at one element. */
-	min = o.min_size < esize ? esize : o.min_size;
-	maxcount = o.max_size / esize;
+	min = o.n.min_size < esize ? esize : o.n.min_size;
+	maxcount = o.n.max_size / esize;
 	if (maxcount == 0)
-		usage_error("-m: MAX %zu is smaller than one %s", o.max_size,
+		usage_error("-m: MAX %zu is smaller than one %s", o.n.max_size,
 		            optireduce_dtype_name(o.dtype));
 
 	if (!o.only_mpi) {
@@ -1096,7 +913,7 @@ int main(int argc, char **argv)
 	b.sbuf = alloc_buf(maxcount * esize);
 	for (size_t i = 0; i < maxcount; i++)
 		dtype_store(b.sbuf, i, o.dtype, input(rank, i, o.op));
-	maxiters = o.iters > o.iters_large ? o.iters : o.iters_large;
+	maxiters = o.n.iters > o.n.iters_large ? o.n.iters : o.n.iters_large;
 	for (int k = 0; k < IMPL_COUNT; k++) {
 		if (k == IMPL_OURS_B && !b.comm[1])
 			continue;
@@ -1118,7 +935,7 @@ int main(int argc, char **argv)
 	if (rank == 0)
 		print_header(&o, b.comm[0]);
 
-	for (size_t size = min; size <= o.max_size; size *= 2) {
+	for (size_t size = min; size <= o.n.max_size; size *= 2) {
 		static const enum impl ours[] = {IMPL_OURS, IMPL_OURS_B}, mpi[] = {IMPL_MPI};
 		struct result res[IMPL_COUNT];
 
@@ -1145,7 +962,7 @@ int main(int argc, char **argv)
 	}
 
 	if (rank == 0) {
-		print_loadavg("at end");
+		bench_print_loadavg("at end");
 		fflush(stdout);
 	}
 	if (b.csv)
