@@ -1,6 +1,6 @@
 /*
- * Monte Carlo check of the loss estimator built on the Hadamard codec (docs/design.md, "The estimate").
- * Exit 0 pass, 1 fail.
+ * Monte Carlo check of the loss estimator built on the Hadamard codec (docs/design.md,
+ * "The estimate").  Exit 0 pass, 1 fail.
  *
  * Setup.  NR = 4 ranks each hold a vector of NB = 8 blocks of n = 2^12 floats and encode it
  * with the same (seed, op_seq).  Each rank's encoded vector travels in packets of PKT = 256
@@ -16,9 +16,10 @@
  * Estimators.  The receiver sums, per entry, what arrived; every estimator below is
  * Yhat = sum_r W_r y_r with W_r diagonal and constant over a packet (y_r = encoded x_r):
  *   Z  zero-fill:  W_r = m_r (m_r = 1 if rank r's packet arrived).  No rescaling.
- *   C  count, the rule of docs/design.md, "The estimate": per entry, sum * NR / count, where count is the number of
- *      contributions that arrived for that entry (per packet, all its entries share it); entries
- *      with count 0 are zero and the block is scaled by n / (entries with count > 0).
+ *   C  count, the rule of docs/design.md, "The estimate": per entry, sum * NR / count, where
+ *      count is the number of contributions that arrived for that entry (per packet, all its
+ *      entries share it); entries with count 0 are zero and the block is scaled by
+ *      n / (entries with count > 0).
  *   R  per-sender rescale: each sender's arrived part of block b scaled by n / k_rb, k_rb the
  *      entries of block b that arrived from rank r (needs per-sender arrival counts).
  * Then Xhat = decode(Yhat).
