@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# cluster.sh - an emulated cloud of N hosts on one machine (DESIGN.md section 11).
+# cluster.sh - an emulated cloud of N hosts on one machine (docs/design.md, "Emulated cloud").
 #
 # Hosts are network namespaces orc-h0..orc-h{N-1}, each with one veth "eth0"
 # (198.18.0.(1+i)/24, MTU 1500) whose peer "hI" is a port of bridge orc-br0 in
