@@ -1,5 +1,5 @@
 /*
- * Timeout controller of bounded mode (DESIGN.md section 8).
+ * Timeout controller of bounded mode (docs/design.md, "Deadlines and the timeout controller").
  *
  * A pure module: the caller supplies every time (microseconds, any epoch, as
  * long as it is one clock), every arrival count and every loss report; the
@@ -241,6 +241,12 @@ struct or_tmo_phase {
 
 /* Defaults that match lib/params.h; nranks = 1, rank = 0 until the caller sets them. */
 void or_tmo_config_default(struct or_tmo_config *cfg);
+
+/* The largest incast: every other rank, at least 1. */
+static inline uint32_t or_tmo_incast_max(const struct or_tmo_config *cfg)
+{
+	return cfg->nranks > 1 ? cfg->nranks - 1 : 1;
+}
 
 /*
  * 0, or OR_TMO_EINVAL for a config out of the documented ranges (t untouched

@@ -1,5 +1,6 @@
 /*
- * Monte Carlo check of the loss estimator built on the Hadamard codec (DESIGN.md section 7).
+ * Monte Carlo check of the loss estimator built on the Hadamard codec (docs/design.md,
+ * "The estimate").
  * Exit 0 pass, 1 fail.
  *
  * Setup.  NR = 4 ranks each hold a vector of NB = 8 blocks of n = 2^12 floats and encode it
@@ -16,7 +17,7 @@
  * Estimators.  The receiver sums, per entry, what arrived; every estimator below is
  * Yhat = sum_r W_r y_r with W_r diagonal and constant over a packet (y_r = encoded x_r):
  *   Z  zero-fill:  W_r = m_r (m_r = 1 if rank r's packet arrived).  No rescaling.
- *   C  count, the rule of DESIGN.md: per entry, sum * NR / count, where count is the number of
+ *   C  count, the rule of docs/design.md: per entry, sum * NR / count, where count is the number of
  *      contributions that arrived for that entry (per packet, all its entries share it); entries
  *      with count 0 are zero and the block is scaled by n / (entries with count > 0).
  *   R  per-sender rescale: each sender's arrived part of block b scaled by n / k_rb, k_rb the
@@ -31,7 +32,7 @@
  * Special cases:
  *   - one stream (all ranks lose the same packets, e.g. the final phase): C and R both reduce to
  *     W = (n/k) m and give E = X and MSE = (n/k - 1) ||X||^2 = f/(1-f) ||X||^2 with f the lost
- *     fraction of the block: exactly unbiased for ANY pattern, the p/(1-p) of DESIGN.md.  With
+ *     fraction of the block: exactly unbiased for ANY pattern, the p/(1-p) of docs/design.md.  With
  *     Bernoulli(p) packet loss f is random and the mean is J(p) = E[S/K] - 1, K ~ Bin(S, 1-p),
  *     S = SLOTS, a little above p/(1-p) (Jensen); zero-fill gives exactly p ||X||^2.
  *   - R: w_r = 1 for every pattern, so it is unbiased even when one sender loses more than the
