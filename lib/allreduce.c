@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "algorithm.h"
-#include "bounded.h"
+#include "bounded/bounded.h"
 #include "internal.h"
 #include "reduce.h"
 

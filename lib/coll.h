@@ -13,7 +13,7 @@
 
 typedef struct or_ofi_xfer or_xfer_t;
 
-struct or_bounded_op; /* bounded-channel state of one operation (lib/bounded.h) */
+struct or_bounded_op; /* bounded-channel state of one operation (lib/bounded/bounded.h) */
 
 struct or_coll {
 	uint32_t rank;

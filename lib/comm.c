@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bounded.h"
+#include "bounded/bounded.h"
 #include "internal.h"
 #include "topology.h"
 

@@ -15,7 +15,7 @@
 #define OR_MAGIC_REQ  0x6f725251u /* "orRQ" */
 #define OR_MAGIC_DEAD 0xdeadbeefu
 
-struct or_bounded; /* bounded channel of a communicator (lib/bounded.h) */
+struct or_bounded; /* bounded channel of a communicator (lib/bounded/bounded.h) */
 
 struct optireduce_ctx {
 	uint32_t magic;

@@ -323,7 +323,7 @@ static void mark_done(struct or_ofi_xfer *x, int error, size_t len)
 	x->len = len;
 	x->done = 1;
 	if (x->cb)
-		x->cb(x, x->cb_arg);
+		x->cb(x->cb_arg);
 }
 
 int or_ofi_tsend(struct or_ofi *o, uint32_t peer, uint64_t tag, const void *buf, size_t len,

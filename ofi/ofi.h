@@ -19,7 +19,7 @@ enum or_ofi_kind {
 struct or_ofi;
 struct or_ofi_xfer;
 
-typedef void (*or_ofi_cb)(struct or_ofi_xfer *x, void *arg);
+typedef void (*or_ofi_cb)(void *arg);
 
 /*
  * A transfer's completion context.  prov must come first: it is the

@@ -1,7 +1,9 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The bounded channel of a communicator: datagrams, deadlines and loss
- * estimation (DESIGN.md sections 5 and 7).  The core calls these around an
- * operation; algorithms use the or_bop_* services in coll.h.
+ * estimation (docs/design.md, "Two modes", "Wire format", "The estimate").
+ * The core calls these around an operation; algorithms use the or_bop_*
+ * services in coll.h.  Its parts live in lib/bounded/, one concern a file.
  */
 #ifndef OR_BOUNDED_H
 #define OR_BOUNDED_H
