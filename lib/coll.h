@@ -18,7 +18,11 @@ struct or_bounded_op; /* bounded-channel state of one operation (lib/bounded/bou
 struct or_coll {
 	uint32_t rank;
 	uint32_t size;
-	/* Holds this rank's contribution when the algorithm starts, the result when it ends. */
+	/*
+	 * Holds this rank's contribution when the algorithm starts, the result when it ends.
+	 * On the bounded channel rbuf, count and dtype describe the encoded contribution the
+	 * core prepared (lib/codec.h): whole Hadamard blocks of float32 or float64.
+	 */
 	void *rbuf;
 	size_t count;
 	enum optireduce_dtype dtype;

@@ -137,6 +137,7 @@ static int exchange_names(optireduce_comm_t *c, const struct optireduce_oob *oob
 static void comm_free(optireduce_comm_t *c)
 {
 	or_bounded_destroy(c->bounded);
+	or_codec_cache_free(&c->codec_cache);
 	or_ofi_close(c->rdm);
 	c->magic = OR_MAGIC_DEAD;
 	free(c);

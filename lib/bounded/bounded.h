@@ -33,9 +33,25 @@ int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms);
 void or_bounded_lock(struct or_bounded *b);
 void or_bounded_unlock(struct or_bounded *b);
 
-/* Around one operation on the bounded channel: prepare (encode), then finish (rescale, decode). */
-int or_bounded_op_start(struct or_bounded *b, struct or_coll *c);
-int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c);
+/* When the core encoded and decoded an operation (lib/codec.h): the channel's timeline. */
+struct or_bounded_times {
+	double start_us;   /* the core took the operation, before encoding */
+	double encoded_us; /* the algorithm's view is ready */
+	double decode_start_us;
+	double decode_start_cpu_us; /* or_thread_cpu_us() then, when logging at debug */
+	double decoded_us;
+};
+
+/*
+ * Around one operation on the bounded channel.  c is the algorithm's view of the encoded
+ * operation: whole blocks of block_elems elements; user_bytes is its size as the
+ * application gave it.  Finish, after the core decoded the result, teaches the
+ * controllers what the operation saw; abort only lets it go.
+ */
+int or_bounded_op_start(struct or_bounded *b, struct or_coll *c, size_t block_elems,
+                        size_t user_bytes, const struct or_bounded_times *t);
+void or_bounded_op_finish(struct or_bounded *b, struct or_coll *c,
+                          const struct or_bounded_times *t);
 void or_bounded_op_abort(struct or_bounded *b, struct or_coll *c);
 
 #endif /* OR_BOUNDED_H */

@@ -121,14 +121,8 @@ struct or_phase {
 
 struct or_bounded_op {
 	struct or_coll *c;
-	void *user_rbuf;
-	enum optireduce_dtype user_dtype;
-	size_t user_count;
 	size_t block_elems;
-	unsigned log2_block;
-	size_t nblocks;
-	void *work; /* the encoded contribution, whole blocks */
-	size_t work_bytes;
+	size_t user_bytes; /* the operation's size as the application gave it */
 	/* Declared by the algorithm (or_bop_set_phases), allocated on first use. */
 	struct or_phase *ph;
 	unsigned nphases;
@@ -138,7 +132,7 @@ struct or_bounded_op {
 	double send_us;   /* summed over phases, from begin until the last packet left */
 	uint64_t blocked; /* sends the endpoint refused (its socket buffer was full) */
 	uint64_t sent_pkts;
-	double start_us; /* entry, before the encoding: the trace's timeline starts here */
+	double start_us; /* the core's entry, before encoding: the timeline starts here */
 	double encoded_us;
 };
 
@@ -195,9 +189,6 @@ struct or_bounded {
 	unsigned lock_waits;
 	double lock_wait_us;
 	double app_us; /* the application's last poll or wait */
-	/* The last operation's encoded buffer, kept: fresh pages cost a fault each. */
-	void *work_cache;
-	size_t work_cap;
 	void *scratch[OR_BOP_SCRATCH_SLOTS]; /* algorithms' buffers, kept across operations */
 	size_t scratch_cap[OR_BOP_SCRATCH_SLOTS];
 };

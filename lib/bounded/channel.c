@@ -157,7 +157,6 @@ void or_bounded_destroy(struct or_bounded *b)
 	free(b->rx_mem);
 	free(b->tx_mem);
 	free(b->tmo_store);
-	free(b->work_cache);
 	for (unsigned i = 0; i < OR_BOP_SCRATCH_SLOTS; i++)
 		free(b->scratch[i]);
 	destroy_locks(b);

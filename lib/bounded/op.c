@@ -8,21 +8,12 @@
 #include <string.h>
 
 #include "bounded_int.h"
-#include "hadamard.h"
-#include "reduce.h"
 
-static void free_op(struct or_bounded *b, struct or_bounded_op *op)
+static void free_op(struct or_bounded_op *op)
 {
 	if (!op)
 		return;
 	or_bd_free_phases(op);
-	if (op->work && op->work_bytes > b->work_cap) {
-		free(b->work_cache);
-		b->work_cache = op->work;
-		b->work_cap = op->work_bytes;
-	} else {
-		free(op->work);
-	}
 	free(op);
 }
 
@@ -40,88 +31,19 @@ void *or_bop_scratch(struct or_coll *c, unsigned slot, size_t bytes)
 	return b->scratch[slot];
 }
 
-/* A zeroed-at-the-tail buffer of bytes for the encoded contribution, reusing the cache. */
-static void *take_work(struct or_bounded *b, size_t bytes)
-{
-	void *w;
-
-	if (b->work_cache && b->work_cap >= bytes) {
-		w = b->work_cache;
-		b->work_cache = NULL;
-		b->work_cap = 0;
-		return w;
-	}
-	return malloc(bytes);
-}
-
-static unsigned log2_of(size_t x)
-{
-	unsigned l = 0;
-	while (((size_t)1 << (l + 1)) <= x)
-		l++;
-	return l;
-}
-
-int or_bounded_op_start(struct or_bounded *b, struct or_coll *c)
+int or_bounded_op_start(struct or_bounded *b, struct or_coll *c, size_t block_elems,
+                        size_t user_bytes, const struct or_bounded_times *t)
 {
 	struct or_bounded_op *op = calloc(1, sizeof(*op));
-	optireduce_req_t *r = (optireduce_req_t *)((char *)c - offsetof(optireduce_req_t, coll));
-	enum optireduce_dtype wdt =
-	    c->dtype == OPTIREDUCE_FLOAT64 ? OPTIREDUCE_FLOAT64 : OPTIREDUCE_FLOAT32;
-	size_t wes = optireduce_dtype_size(wdt), want_block, per_rank;
-	int hadamard = (int)or_bd_param_i(b, OR_P_HADAMARD), ret = 0;
 
 	if (!op)
 		return -OPTIREDUCE_ENOMEM;
 	op->c = c;
-	op->start_us = or_now_us();
-	op->user_rbuf = c->rbuf;
-	op->user_dtype = c->dtype;
-	op->user_count = c->count;
-	/* Blocks no larger than a rank's share, so every rank owns some; at least 2^8. */
-	want_block = (size_t)or_bd_param_i(b, OR_P_HADAMARD_BLOCK);
-	per_rank = (c->count + c->size - 1) / c->size;
-	while (want_block > 256 && want_block / 2 >= per_rank)
-		want_block /= 2;
-	op->log2_block = log2_of(want_block);
-	op->block_elems = (size_t)1 << op->log2_block;
-	op->nblocks = c->count ? (c->count + op->block_elems - 1) / op->block_elems : 0;
-	op->work_bytes = (op->nblocks * op->block_elems + 1) * wes;
-	op->work = take_work(b, op->work_bytes);
-	if (op->work) /* the padding of the last block must be zero for the transform */
-		memset((char *)op->work + c->count * wes, 0, op->work_bytes - c->count * wes);
+	op->block_elems = block_elems;
+	op->user_bytes = user_bytes;
+	op->start_us = t->start_us;
+	op->encoded_us = t->encoded_us;
 	/* Phases are allocated when the algorithm declares them (or_bop_set_phases). */
-	if (!op->work) {
-		free_op(b, op);
-		return -OPTIREDUCE_ENOMEM;
-	}
-	/* The algorithm works on whole blocks of float32 (float64 for float64) in the rotated
-	 * domain. */
-	{
-		const void *src = r->sbuf == OPTIREDUCE_IN_PLACE ? c->rbuf : r->sbuf;
-		if (wdt == OPTIREDUCE_FLOAT64)
-			memcpy(op->work, src, c->count * wes);
-		else if (c->count)
-			ret = or_to_float(op->work, src, c->count, c->dtype);
-	}
-	if (!ret && hadamard && op->nblocks) {
-		uint64_t seed = b->comm->id;
-		ret =
-		    wdt == OPTIREDUCE_FLOAT64
-		        ? or_had_encode_f64(op->work, op->nblocks, op->log2_block, seed, c->seq, 0)
-		        : or_had_encode(op->work, op->nblocks, op->log2_block, seed, c->seq, 0);
-		if (ret)
-			ret = -OPTIREDUCE_EINVAL;
-	}
-	if (ret) {
-		free_op(b, op);
-		return ret;
-	}
-	op->encoded_us = or_now_us();
-	c->rbuf = op->work;
-	c->dtype = wdt;
-	c->esize = wes;
-	c->count = op->nblocks * op->block_elems;
 	c->bop = op;
 	c->incast = or_tmo_incast(&b->tmo);
 	if (or_bd_param_i(b, OR_P_INCAST))
@@ -159,15 +81,11 @@ static void finish_stats(struct or_bounded *b, struct or_coll *c)
 	b->own_loss = exp ? 1.0 - (double)got / (double)exp : 0;
 }
 
-/* Give the algorithm's view back the user's buffer and retire the operation. */
+/* Retires the operation: packets of the next one are parked from now on. */
 static void end_op(struct or_bounded *b, struct or_coll *c)
 {
 	struct or_bounded_op *op = c->bop;
 
-	c->rbuf = op->user_rbuf;
-	c->dtype = op->user_dtype;
-	c->count = op->user_count;
-	c->esize = optireduce_dtype_size(op->user_dtype);
 	c->bop = NULL;
 	b->op = NULL;
 	b->in_op = 0;
@@ -175,7 +93,7 @@ static void end_op(struct or_bounded *b, struct or_coll *c)
 	b->seq_lo = c->seq + 1;
 	/* What arrives from now on (parked, stale, invalid) is reported by the next operation. */
 	memset(&b->stats, 0, sizeof(b->stats));
-	free_op(b, op);
+	free_op(op);
 }
 
 /*
@@ -247,7 +165,8 @@ static void controller_sample(const struct or_bounded_op *op, struct op_sample *
 static void teach_controller(struct or_bounded *b, const struct or_bounded_op *op,
                              const struct op_sample *s)
 {
-	size_t bytes = op->user_count * optireduce_dtype_size(op->user_dtype);
+	size_t bytes = op->user_bytes;
+	size_t encoded_bytes = (op->c->count + 1) * op->c->esize;
 	/* The controller's loss signal (incast, backoff) is loss above the usual level, for
 	 * the same reason as pacing's (pacing.h): a lossy link's random loss is not
 	 * congestion. */
@@ -258,7 +177,7 @@ static void teach_controller(struct or_bounded *b, const struct or_bounded_op *o
 		return;
 	/* Until pacing has learnt the usual level, a lossy link's loss reads as excess.
 	 * And in a small operation one packet is a percent: noise, not congestion. */
-	if (b->pace.loss_ops < OR_PACE_WARMUP || op->work_bytes < OR_LOSS_MIN_PKTS * b->payload)
+	if (b->pace.loss_ops < OR_PACE_WARMUP || encoded_bytes < OR_LOSS_MIN_PKTS * b->payload)
 		excess = 0;
 	if (or_tmo_complete(&b->tmo, bytes, (uint64_t)s->longest_us, s->hit,
 	                    excess > 0 ? excess : 0) != OR_TMO_CALIBRATED)
@@ -290,8 +209,8 @@ static enum or_pace_decision update_pacing(struct or_bounded *b, const struct or
 }
 
 /* Where an operation's time goes besides the phases themselves. */
-static void log_timeline(struct or_bounded *b, const struct or_bounded_op *op, double finish_us,
-                         double decoded_us, double finish_cpu_us)
+static void log_timeline(struct or_bounded *b, const struct or_bounded_op *op,
+                         const struct or_bounded_times *t)
 {
 	if (OR_LOG_DEBUG > or_log_level || op->nphases < 2 || !op->ph[1].begun)
 		return;
@@ -302,50 +221,19 @@ static void log_timeline(struct or_bounded *b, const struct or_bounded_op *op, d
 	       (unsigned long long)op->c->seq, op->encoded_us - op->start_us,
 	       op->ph[0].start_us - op->start_us, op->ph[0].end_us - op->start_us,
 	       op->ph[1].start_us - op->start_us, op->ph[1].end_us - op->start_us,
-	       finish_us - op->start_us, decoded_us - op->start_us,
-	       or_thread_cpu_us() - finish_cpu_us, or_now_us() - op->start_us, b->lock_waits,
-	       b->lock_wait_us);
+	       t->decode_start_us - op->start_us, t->decoded_us - op->start_us,
+	       or_thread_cpu_us() - t->decode_start_cpu_us, or_now_us() - op->start_us,
+	       b->lock_waits, b->lock_wait_us);
 }
 
-/* The algorithm's result, decoded into the user's buffer. */
-static int decode_result(struct or_bounded *b, struct or_coll *c)
+void or_bounded_op_finish(struct or_bounded *b, struct or_coll *c, const struct or_bounded_times *t)
 {
 	struct or_bounded_op *op = c->bop;
-	/* The algorithm may leave its result in a buffer of its own (see coll.h). */
-	void *res = c->rbuf;
-	int ret = 0;
-
-	if (op->nblocks && or_bd_param_i(b, OR_P_HADAMARD)) {
-		ret = c->dtype == OPTIREDUCE_FLOAT64
-		          ? or_had_decode_f64(res, op->nblocks, op->log2_block, b->comm->id, c->seq,
-		                              0)
-		          : or_had_decode(res, op->nblocks, op->log2_block, b->comm->id, c->seq, 0);
-		if (ret)
-			ret = -OPTIREDUCE_EINVAL;
-	}
-	if (!ret && op->user_count) {
-		if (op->user_dtype == OPTIREDUCE_FLOAT64)
-			memcpy(op->user_rbuf, res, op->user_count * 8);
-		else
-			ret = or_from_float(op->user_rbuf, res, op->user_count, op->user_dtype);
-	}
-	if (!ret && c->op == OPTIREDUCE_AVG && op->user_count)
-		ret = or_reduce_divide(op->user_rbuf, op->user_count, op->user_dtype, c->size);
-	return ret;
-}
-
-int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
-{
-	struct or_bounded_op *op = c->bop;
-	double finish_us = or_now_us(), decoded_us;
-	double finish_cpu_us = OR_LOG_DEBUG <= or_log_level ? or_thread_cpu_us() : 0;
 	enum or_pace_decision pace;
 	struct op_sample s;
-	int ret = decode_result(b, c);
 
-	decoded_us = or_now_us();
 	finish_stats(b, c);
-	log_timeline(b, op, finish_us, decoded_us, finish_cpu_us);
+	log_timeline(b, op, t);
 	b->lock_waits = 0;
 	b->lock_wait_us = 0;
 	controller_sample(op, &s);
@@ -367,7 +255,6 @@ int or_bounded_op_finish(struct or_bounded *b, struct or_coll *c)
 	if (s.hit || s.skip)
 		b->own_loss = b->pace.loss_avg;
 	end_op(b, c);
-	return ret;
 }
 
 void or_bounded_op_abort(struct or_bounded *b, struct or_coll *c)
