@@ -267,7 +267,8 @@ int optireduce_comm_set_param(optireduce_comm_t *comm, const char *name, const c
 		return id;
 	if (creation_only(id))
 		return -OPTIREDUCE_EBUSY;
-	return or_params_set(&comm->params, name, value, OPTIREDUCE_PARAM_API);
+	return or_params_set(&comm->params, name, value, OPTIREDUCE_PARAM_API,
+	                     or_select_check_param);
 }
 
 int optireduce_comm_get_param(optireduce_comm_t *comm, const char *name, char *value, size_t len,

@@ -71,6 +71,8 @@ void or_inject_delay(optireduce_comm_t *comm, uint64_t seq);
 int or_comm_progress(optireduce_comm_t *comm, int *activity);
 int or_comm_wait_activity(optireduce_comm_t *comm, int timeout_ms);
 const struct or_alg *or_select_algorithm(optireduce_comm_t *comm, size_t bytes, int bounded);
+/* The algorithm parameter names known algorithms (or_param_check): 0 or -EINVAL. */
+int or_select_check_param(enum or_param_id id, const char *value);
 
 static inline int or_comm_valid(const optireduce_comm_t *c)
 {

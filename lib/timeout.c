@@ -293,7 +293,7 @@ int or_tmo_init(struct or_tmo *t, const struct or_tmo_config *cfg)
 	return or_tmo_init_store(t, cfg, NULL, 0);
 }
 
-uint64_t or_tmo_deadline(struct or_tmo *t, size_t bytes)
+uint64_t or_tmo_decide(struct or_tmo *t, size_t bytes)
 {
 	uint32_t c = or_tmo_size_class(bytes);
 	struct or_tmo_class *k = &t->cls[c];

@@ -13,6 +13,7 @@
 #include "coll.h"
 
 struct optireduce_comm;
+struct or_ofi;
 struct or_bounded;
 
 int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bounded **out);

@@ -50,13 +50,13 @@
 #define OR_DEFAULT_PHASES 2
 
 struct or_rxbuf {
-	or_xfer_t x; /* first: the completion context */
+	struct or_ofi_xfer x; /* first: the completion context */
 	struct or_bounded *b;
 	uint8_t *buf;
 };
 
 struct or_txbuf {
-	or_xfer_t x;
+	struct or_ofi_xfer x;
 	struct or_bounded *b;
 	uint8_t *buf;
 	struct or_txbuf *next;

@@ -182,7 +182,7 @@ static void teach_controller(struct or_bounded *b, const struct or_bounded_op *o
 	if (or_tmo_complete(&b->tmo, bytes, (uint64_t)s->longest_us, s->hit,
 	                    excess > 0 ? excess : 0) != OR_TMO_CALIBRATED)
 		return;
-	or_tmo_deadline(&b->tmo, bytes);
+	or_tmo_decide(&b->tmo, bytes);
 	d = or_tmo_last(&b->tmo);
 	or_log(OR_LOG_DEBUG,
 	       "size class %u calibrated: t_B %llu us over t_C0 %u us, deadline %llu us",

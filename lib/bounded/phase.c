@@ -235,7 +235,7 @@ int or_bop_phase_begin(struct or_coll *c, unsigned phase)
 	ph->start_us = or_now_us();
 	/* Always asked: it also refreshes the quiet time of early timeout.  A fixed timeout set
 	 * after creation (optireduce_comm_set_param) then wins over its deadline. */
-	deadline = or_tmo_deadline(&b->tmo, c->count * c->esize);
+	deadline = or_tmo_decide(&b->tmo, c->count * c->esize);
 	if (or_bd_param_i(b, OR_P_TIMEOUT_US) > 0)
 		deadline = (uint64_t)or_bd_param_i(b, OR_P_TIMEOUT_US);
 	ph->deadline_us = phase_deadline(c, phase, deadline);
@@ -377,8 +377,8 @@ static enum or_tmo_reason phase_verdict(struct or_coll *c, unsigned phase)
 	return why;
 }
 
-/* 1 when the phase is closed (its data is final), 0 while open. */
-int or_bop_phase_done(struct or_coll *c, unsigned phase)
+/* Closes the phase when it may close; 1 once it is closed (its data is final), 0 while open. */
+int or_bop_phase_try_close(struct or_coll *c, unsigned phase)
 {
 	struct or_phase *ph = phase < c->bop->nphases ? &c->bop->ph[phase] : NULL;
 
