@@ -414,15 +414,6 @@ enum or_tmo_reason or_tmo_phase_check(const struct or_tmo *t, size_t bytes,
 	return OR_TMO_NOT_YET;
 }
 
-uint64_t or_tmo_phase_wake(const struct or_tmo *t, size_t bytes, const struct or_tmo_phase *ph)
-{
-	uint64_t hard_at, early_at;
-
-	if (phase_times(t, bytes, ph, &hard_at, &early_at))
-		return 0;
-	return early_at < hard_at ? early_at : hard_at;
-}
-
 uint32_t or_tmo_incast(const struct or_tmo *t)
 {
 	return t->incast;

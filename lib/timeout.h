@@ -316,13 +316,6 @@ uint32_t or_tmo_local_estimate(const struct or_tmo *t, size_t bytes);
 enum or_tmo_reason or_tmo_phase_check(const struct or_tmo *t, size_t bytes,
                                       const struct or_tmo_phase *ph, uint64_t now_us);
 
-/*
- * Earliest time at which or_tmo_phase_check() closes the phase if nothing new
- * arrives: when a waiting caller should look again.  0 when the phase may
- * close on ALL_DATA already.
- */
-uint64_t or_tmo_phase_wake(const struct or_tmo *t, size_t bytes, const struct or_tmo_phase *ph);
-
 /* Senders a Transpose receiver should admit at once, in [1, max(1, nranks-1)]. */
 uint32_t or_tmo_incast(const struct or_tmo *t);
 

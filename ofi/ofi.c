@@ -292,11 +292,6 @@ size_t or_ofi_rx_depth(const struct or_ofi *o)
 	return o->info->rx_attr ? o->info->rx_attr->size : 0;
 }
 
-size_t or_ofi_inject_size(const struct or_ofi *o)
-{
-	return o->info->tx_attr->inject_size;
-}
-
 int or_ofi_getname(struct or_ofi *o, void *buf, size_t *len)
 {
 	return fi_to_or(fi_getname(&o->ep->fid, buf, len));
