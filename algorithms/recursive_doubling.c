@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "algorithm.h"
-#include "../lib/reduce.h"
+#include "reduce.h"
 
 enum rd_action {
 	RD_SEND,     /* send my buffer, keep it (fold: hand data up; unfold: hand result down) */
@@ -112,8 +112,7 @@ static int post(int ret, uint8_t *posted)
 
 static void mark_posted(uint8_t *posted, or_xfer_t *x)
 {
-	x->done = 1;
-	x->error = 0;
+	or_xfer_skip(x);
 	*posted = 1;
 }
 
@@ -150,12 +149,13 @@ static int lane_progress(struct or_coll *c, struct rd_state *st, size_t k)
 			                     &l->send_posted)))
 				return ret;
 		}
-		if (!l->recv_posted || !l->send_posted || !l->rx.done || !l->sx.done)
+		if (!l->recv_posted || !l->send_posted || !or_xfer_done(&l->rx) ||
+		    !or_xfer_done(&l->sx))
 			return OPTIREDUCE_INPROGRESS;
-		if (l->rx.error)
-			return l->rx.error;
-		if (l->sx.error)
-			return l->sx.error;
+		if (or_xfer_error(&l->rx))
+			return or_xfer_error(&l->rx);
+		if (or_xfer_error(&l->sx))
+			return or_xfer_error(&l->sx);
 		if (s->action == RD_RECV_ADD || s->action == RD_EXCHANGE) {
 			/* Lower rank's operand first, whichever end we are: both ends agree. */
 			int low_first = s->peer < c->rank;

@@ -37,7 +37,7 @@
 #include <string.h>
 
 #include "algorithm.h"
-#include "../lib/reduce.h"
+#include "reduce.h"
 
 struct ring_lane {
 	uint32_t step;
@@ -107,8 +107,7 @@ static int lane_progress(struct or_coll *c, struct ring_state *st, size_t k)
 
 		if (!l->recv_posted) {
 			if (rlen == 0) {
-				l->rx.done = 1;
-				l->rx.error = 0;
+				or_xfer_skip(&l->rx);
 				l->recv_posted = 1;
 			} else if ((ret = post(or_coll_recv(c, left, l->step, (uint32_t)k, rdst,
 			                                    rlen * c->esize, &l->rx),
@@ -117,8 +116,7 @@ static int lane_progress(struct or_coll *c, struct ring_state *st, size_t k)
 		}
 		if (!l->send_posted) {
 			if (slen == 0) {
-				l->sx.done = 1;
-				l->sx.error = 0;
+				or_xfer_skip(&l->sx);
 				l->send_posted = 1;
 			} else if ((ret = post(or_coll_send(c, right, l->step, (uint32_t)k,
 			                                    rbuf + soff * c->esize, slen * c->esize,
@@ -126,12 +124,13 @@ static int lane_progress(struct or_coll *c, struct ring_state *st, size_t k)
 			                       &l->send_posted)))
 				return ret;
 		}
-		if (!l->recv_posted || !l->send_posted || !l->rx.done || !l->sx.done)
+		if (!l->recv_posted || !l->send_posted || !or_xfer_done(&l->rx) ||
+		    !or_xfer_done(&l->sx))
 			return OPTIREDUCE_INPROGRESS;
-		if (l->rx.error)
-			return l->rx.error;
-		if (l->sx.error)
-			return l->sx.error;
+		if (or_xfer_error(&l->rx))
+			return or_xfer_error(&l->rx);
+		if (or_xfer_error(&l->sx))
+			return or_xfer_error(&l->sx);
 		if (rs && rlen) {
 			ret = or_reduce(rbuf + roff * c->esize, rdst, rlen, c->dtype, c->op);
 			if (ret)
@@ -257,7 +256,7 @@ static int bounded_progress(struct or_coll *c, struct ring_bstate *st)
 
 	while (st->step < st->nsteps) {
 		uint32_t s = st->step;
-		ret = or_bop_phase_done(c, s);
+		ret = or_bop_phase_try_close(c, s);
 		if (ret < 0)
 			return ret;
 		if (!ret)

@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "algorithm.h"
-#include "../lib/reduce.h"
+#include "reduce.h"
 
 struct tar_state {
 	int stage;
@@ -80,8 +80,7 @@ static int exact_post(struct or_coll *c, struct tar_state *st, uint32_t phase)
 
 			if (!st->posted[ri]) {
 				if (!rl) {
-					st->xf[ri].done = 1;
-					st->xf[ri].error = 0;
+					or_xfer_skip(&st->xf[ri]);
 					st->posted[ri] = 1;
 				} else {
 					ret =
@@ -95,8 +94,7 @@ static int exact_post(struct or_coll *c, struct tar_state *st, uint32_t phase)
 			}
 			if (!st->posted[si]) {
 				if (!sl) {
-					st->xf[si].done = 1;
-					st->xf[si].error = 0;
+					or_xfer_skip(&st->xf[si]);
 					st->posted[si] = 1;
 				} else {
 					ret =
@@ -120,20 +118,19 @@ static void mark_own_slots(struct or_coll *c, struct tar_state *st)
 	for (size_t k = 0; k < st->nseg * 2; k++) {
 		size_t i = (size_t)c->rank * st->nseg * 2 + k;
 		st->posted[i] = 1;
-		st->xf[i].done = 1;
-		st->xf[i].error = 0;
+		or_xfer_skip(&st->xf[i]);
 	}
 }
 
 static int exact_phase_done(struct tar_state *st)
 {
 	for (size_t i = 0; i < st->nxf; i++) {
-		if (!st->posted[i] || !st->xf[i].done)
+		if (!st->posted[i] || !or_xfer_done(&st->xf[i]))
 			return 0;
 	}
 	for (size_t i = 0; i < st->nxf; i++)
-		if (st->xf[i].error)
-			return st->xf[i].error;
+		if (or_xfer_error(&st->xf[i]))
+			return or_xfer_error(&st->xf[i]);
 	return 1;
 }
 
@@ -255,7 +252,7 @@ static int bounded_progress(struct or_coll *c, struct tar_state *st)
 	size_t es = c->esize;
 
 	if (st->stage == 0) {
-		if (!or_bop_phase_done(c, 0))
+		if (!or_bop_phase_try_close(c, 0))
 			return OPTIREDUCE_INPROGRESS;
 		ret = bounded_reduce(c, st);
 		if (!ret)
@@ -265,7 +262,7 @@ static int bounded_progress(struct or_coll *c, struct tar_state *st)
 		st->stage = 1;
 	}
 	if (st->stage == 1) {
-		if (!or_bop_phase_done(c, 1))
+		if (!or_bop_phase_try_close(c, 1))
 			return OPTIREDUCE_INPROGRESS;
 		for (uint32_t p = 0; p < c->size; p++) {
 			if (p == c->rank)

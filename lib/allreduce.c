@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "algorithm.h"
-#include "bounded.h"
 #include "internal.h"
 #include "reduce.h"
 
@@ -47,23 +46,77 @@ static void req_free(optireduce_req_t *r)
 	free(r);
 }
 
+/* The algorithm's view of the operation: the application's buffer, as it gave it. */
+static void view_exact(optireduce_req_t *r)
+{
+	struct or_coll *c = &r->coll;
+
+	c->rbuf = r->rbuf;
+	c->count = r->count;
+	c->dtype = r->dtype;
+	c->esize = optireduce_dtype_size(r->dtype);
+}
+
+/*
+ * A bounded algorithm works on the encoded contribution (lib/codec.h): whole Hadamard
+ * blocks of float32 (float64 for float64) in the rotated domain.
+ */
+static int start_bounded(optireduce_comm_t *comm, optireduce_req_t *r)
+{
+	struct or_coll *c = &r->coll;
+	struct or_codec *e = &r->codec;
+	const void *src = r->sbuf == OPTIREDUCE_IN_PLACE ? r->rbuf : r->sbuf;
+	int ret;
+
+	r->times.start_us = or_now_us();
+	e->seed = comm->id;
+	e->seq = c->seq;
+	e->hadamard = or_param_int(&comm->params, OR_P_HADAMARD) != 0;
+	ret = or_codec_encode(e, &comm->codec_cache, src, r->count, r->dtype, c->size,
+	                      (size_t)or_param_int(&comm->params, OR_P_HADAMARD_BLOCK));
+	if (ret)
+		return ret;
+	r->times.encoded_us = or_now_us();
+	c->rbuf = e->buf;
+	c->count = e->count;
+	c->dtype = e->dtype;
+	c->esize = optireduce_dtype_size(e->dtype);
+	return or_bounded_op_start(comm->bounded, c, (size_t)1 << e->log2_block,
+	                           r->count * optireduce_dtype_size(r->dtype), &r->times);
+}
+
 static int req_start(optireduce_comm_t *comm, optireduce_req_t *r)
 {
 	struct or_coll *c = &r->coll;
-	size_t bytes = c->count * c->esize;
 	int ret;
 
 	r->state = OR_REQ_RUNNING;
 	or_inject_delay(comm, c->seq);
 	r->t_start_us = r->t_last_progress_us = or_now_us();
 	if (c->bounded) {
-		ret = or_bounded_op_start(comm->bounded, c);
+		ret = start_bounded(comm, r);
 		if (ret)
 			return ret;
-	} else if (r->sbuf != OPTIREDUCE_IN_PLACE && bytes) {
-		memcpy(c->rbuf, r->sbuf, bytes);
+	} else {
+		view_exact(r);
+		if (r->sbuf != OPTIREDUCE_IN_PLACE && r->count)
+			memcpy(c->rbuf, r->sbuf, r->count * c->esize);
 	}
-	ret = r->alg->start(c);
+	return r->alg->start(c);
+}
+
+/* The algorithm's result (c->rbuf: the encoded buffer or one of its own) decoded into the
+ * application's buffer, then what the operation saw goes to the channel's controllers. */
+static int finish_bounded(optireduce_comm_t *comm, optireduce_req_t *r)
+{
+	struct or_coll *c = &r->coll;
+	int ret;
+
+	r->times.decode_start_us = or_now_us();
+	r->times.decode_start_cpu_us = OR_LOG_DEBUG <= or_log_level ? or_thread_cpu_us() : 0;
+	ret = or_codec_decode(&r->codec, c->rbuf, r->rbuf, r->count, r->dtype);
+	r->times.decoded_us = or_now_us();
+	or_bounded_op_finish(comm->bounded, c, &r->times);
 	return ret;
 }
 
@@ -71,12 +124,16 @@ static void req_finish(optireduce_comm_t *comm, optireduce_req_t *r, int ret)
 {
 	struct or_coll *c = &r->coll;
 
-	if (ret == 0 && c->bounded)
-		ret = or_bounded_op_finish(comm->bounded, c);
-	else if (c->bounded)
-		or_bounded_op_abort(comm->bounded, c);
-	if (ret == 0 && c->op == OPTIREDUCE_AVG && !c->bounded && c->count)
-		ret = or_reduce_divide(c->rbuf, c->count, c->dtype, c->size);
+	if (c->bounded) {
+		if (ret == 0)
+			ret = finish_bounded(comm, r);
+		else
+			or_bounded_op_abort(comm->bounded, c);
+		or_codec_release(&r->codec, &comm->codec_cache);
+	}
+	/* AVG reduces as SUM in either mode: the result is divided here, once. */
+	if (ret == 0 && c->op == OPTIREDUCE_AVG && r->count)
+		ret = or_reduce_divide(r->rbuf, r->count, r->dtype, c->size);
 	r->alg->cleanup(c);
 	r->error = ret;
 	r->status.error = ret;
@@ -210,15 +267,14 @@ int optireduce_iallreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf,
 	bounded = comm->bounded && bounded_eligible(dtype, op);
 	r->magic = OR_MAGIC_REQ;
 	r->sbuf = sbuf;
+	r->rbuf = rbuf;
+	r->count = count;
+	r->dtype = dtype;
 	r->alg = or_select_algorithm(comm, count * optireduce_dtype_size(dtype), bounded);
 	c = &r->coll;
 	c->rank = comm->rank;
 	c->size = comm->size;
-	c->rbuf = rbuf;
-	c->count = count;
-	c->dtype = dtype;
 	c->op = op;
-	c->esize = optireduce_dtype_size(dtype);
 	c->seq = comm->next_seq++;
 	c->bounded = bounded;
 	c->comm = comm;
@@ -231,7 +287,7 @@ int optireduce_iallreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf,
 		size_t max = or_ofi_max_msg(comm->rdm);
 		if (seg > max)
 			seg = max;
-		c->segment_bytes = seg - seg % c->esize;
+		c->segment_bytes = seg - seg % optireduce_dtype_size(dtype);
 	}
 	r->status.mode = bounded ? OPTIREDUCE_MODE_BOUNDED : OPTIREDUCE_MODE_EXACT;
 	r->status.algorithm = r->alg->id;

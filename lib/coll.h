@@ -9,16 +9,27 @@
 #include <stdint.h>
 
 #include "optireduce.h"
-#include "../ofi/ofi.h"
 
-typedef struct or_ofi_xfer or_xfer_t;
+/*
+ * One transfer on the exact channel.  Its contents belong to the transport: an algorithm
+ * keeps it (by value, in its own state) and reads it only through or_xfer_done and
+ * or_xfer_error.
+ */
+#define OR_XFER_WORDS 12
+typedef struct or_xfer {
+	void *opaque[OR_XFER_WORDS];
+} or_xfer_t;
 
-struct or_bounded_op; /* bounded-channel state of one operation (lib/bounded.h) */
+struct or_bounded_op; /* bounded-channel state of one operation (lib/bounded/bounded.h) */
 
 struct or_coll {
 	uint32_t rank;
 	uint32_t size;
-	/* Holds this rank's contribution when the algorithm starts, the result when it ends. */
+	/*
+	 * Holds this rank's contribution when the algorithm starts, the result when it ends.
+	 * On the bounded channel rbuf, count and dtype describe the encoded contribution the
+	 * core prepared (lib/codec.h): whole Hadamard blocks of float32 or float64.
+	 */
 	void *rbuf;
 	size_t count;
 	enum optireduce_dtype dtype;
@@ -42,13 +53,18 @@ int or_coll_send(struct or_coll *c, uint32_t peer, uint32_t step, uint32_t seg, 
                  size_t len, or_xfer_t *x);
 int or_coll_recv(struct or_coll *c, uint32_t peer, uint32_t step, uint32_t seg, void *buf,
                  size_t len, or_xfer_t *x);
+/* 1 once the transfer completed (or_xfer_error then says how), 0 while it is in flight. */
+int or_xfer_done(const or_xfer_t *x);
+int or_xfer_error(const or_xfer_t *x);
+/* A transfer that moves nothing, and so is never posted: done, without error. */
+void or_xfer_skip(or_xfer_t *x);
 
 /*
  * Bounded channel, phase by phase.  Declare every receive region and send of a phase
  * (once the phase closes, what did not arrive in a region reads as zero), call or_bop_regions_ready
- * once all phases are declared, begin a phase, and poll or_bop_phase_done until it returns 1: then
- * its data is final and the estimator helpers turn what arrived into unbiased sums.  Regions hold
- * whole blocks of c->dtype (float32 or float64, Hadamard-rotated).
+ * once all phases are declared, begin a phase, and call or_bop_phase_try_close until it returns 1:
+ * then its data is final and the estimator helpers turn what arrived into unbiased sums.  Regions
+ * hold whole blocks of c->dtype (float32 or float64, Hadamard-rotated).
  */
 /*
  * Optional, before any region: the algorithm runs nphases phases (at most 2(N-1), the
@@ -64,8 +80,9 @@ int or_bop_send_region(struct or_coll *c, unsigned phase, uint32_t peer, const v
                        size_t bytes, uint16_t contrib);
 void or_bop_regions_ready(struct or_coll *c);
 int or_bop_phase_begin(struct or_coll *c, unsigned phase);
-/* 1 closed, 0 open, -OPTIREDUCE_EINVAL for a phase that was not declared. */
-int or_bop_phase_done(struct or_coll *c, unsigned phase);
+/* Closes the phase if it may close now: 1 closed (now or before), 0 still open,
+ * -OPTIREDUCE_EINVAL for a phase that was not declared. */
+int or_bop_phase_try_close(struct or_coll *c, unsigned phase);
 size_t or_bop_block_elems(const struct or_coll *c);
 /*
  * Uninitialised memory of at least bytes that the communicator keeps for the next

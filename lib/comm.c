@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "bounded.h"
+#include "bounded/bounded.h"
 #include "internal.h"
 #include "topology.h"
 
@@ -137,6 +137,7 @@ static int exchange_names(optireduce_comm_t *c, const struct optireduce_oob *oob
 static void comm_free(optireduce_comm_t *c)
 {
 	or_bounded_destroy(c->bounded);
+	or_codec_cache_free(&c->codec_cache);
 	or_ofi_close(c->rdm);
 	c->magic = OR_MAGIC_DEAD;
 	free(c);
@@ -266,7 +267,8 @@ int optireduce_comm_set_param(optireduce_comm_t *comm, const char *name, const c
 		return id;
 	if (creation_only(id))
 		return -OPTIREDUCE_EBUSY;
-	return or_params_set(&comm->params, name, value, OPTIREDUCE_PARAM_API);
+	return or_params_set(&comm->params, name, value, OPTIREDUCE_PARAM_API,
+	                     or_select_check_param);
 }
 
 int optireduce_comm_get_param(optireduce_comm_t *comm, const char *name, char *value, size_t len,

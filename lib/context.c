@@ -46,7 +46,7 @@ int optireduce_init(uint32_t api_version, optireduce_ctx_t **ctx)
 		return -OPTIREDUCE_ENOMEM;
 	or_log_init();
 	c->magic = OR_MAGIC_CTX;
-	or_params_init(&c->params);
+	or_params_init(&c->params, or_select_check_param);
 	or_log_level = (int)or_param_int(&c->params, OR_P_LOG_LEVEL);
 	*ctx = c;
 	return 0;
@@ -69,7 +69,7 @@ int optireduce_ctx_set_param(optireduce_ctx_t *ctx, const char *name, const char
 
 	if (!ctx || ctx->magic != OR_MAGIC_CTX)
 		return -OPTIREDUCE_EBADHANDLE;
-	ret = or_params_set(&ctx->params, name, value, OPTIREDUCE_PARAM_API);
+	ret = or_params_set(&ctx->params, name, value, OPTIREDUCE_PARAM_API, or_select_check_param);
 	if (!ret && or_params_find(name) == OR_P_LOG_LEVEL)
 		or_log_level = (int)or_param_int(&ctx->params, OR_P_LOG_LEVEL);
 	return ret;

@@ -1,5 +1,5 @@
 /*
- * Randomized Hadamard codec (DESIGN.md section 7).
+ * Randomized Hadamard codec (docs/design.md, "The estimate").
  *
  * Each block of n = 2^log2_block values is rotated by (1/sqrt(n)) H D, with H the Sylvester
  * Hadamard matrix and D a diagonal of random signs.  The rotation is linear and orthonormal, so

@@ -5,6 +5,8 @@
 #include <stdint.h>
 
 #include "optireduce.h"
+#include "bounded/bounded.h"
+#include "codec.h"
 #include "coll.h"
 #include "log.h"
 #include "params.h"
@@ -14,8 +16,6 @@
 #define OR_MAGIC_COMM 0x6f72434du /* "orCM" */
 #define OR_MAGIC_REQ  0x6f725251u /* "orRQ" */
 #define OR_MAGIC_DEAD 0xdeadbeefu
-
-struct or_bounded; /* bounded channel of a communicator (lib/bounded.h) */
 
 struct optireduce_ctx {
 	uint32_t magic;
@@ -36,6 +36,7 @@ struct optireduce_comm {
 	struct or_ofi *rdm;
 	struct or_bounded *bounded;
 	uint64_t next_seq;
+	struct or_codec_cache codec_cache;
 	optireduce_req_t *head; /* operations in start order; head is the one running */
 	optireduce_req_t *tail;
 };
@@ -46,12 +47,18 @@ struct optireduce_req {
 	uint32_t magic;
 	enum or_req_state state;
 	int error;
+	/* The operation as the application gave it; coll is the algorithm's view of it. */
 	const void *sbuf;
+	void *rbuf;
+	size_t count;
+	enum optireduce_dtype dtype;
 	const struct or_alg *alg;
 	double t_start_us;
 	double t_last_progress_us;
 	struct optireduce_status status;
 	struct or_coll coll;
+	struct or_codec codec;         /* bounded: the encoded form the algorithm works on */
+	struct or_bounded_times times; /* bounded: when it was encoded and decoded */
 	optireduce_req_t *next;
 };
 
@@ -64,6 +71,8 @@ void or_inject_delay(optireduce_comm_t *comm, uint64_t seq);
 int or_comm_progress(optireduce_comm_t *comm, int *activity);
 int or_comm_wait_activity(optireduce_comm_t *comm, int timeout_ms);
 const struct or_alg *or_select_algorithm(optireduce_comm_t *comm, size_t bytes, int bounded);
+/* The algorithm parameter names known algorithms (or_param_check): 0 or -EINVAL. */
+int or_select_check_param(enum or_param_id id, const char *value);
 
 static inline int or_comm_valid(const optireduce_comm_t *c)
 {

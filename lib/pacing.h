@@ -1,5 +1,5 @@
 /*
- * Adaptive sending rate of bounded mode (DESIGN.md section 7).
+ * Adaptive sending rate of bounded mode (docs/design.md, "Pacing").
  *
  * A pure module, like timeout.h: after each operation the caller reports the
  * loss it and its peers saw, what the endpoint took while it refused sends,

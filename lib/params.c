@@ -169,7 +169,7 @@ int or_params_find(const char *name)
 	return -OPTIREDUCE_ENOPARAM;
 }
 
-void or_params_init(struct or_params *p)
+void or_params_init(struct or_params *p, or_param_check check)
 {
 	for (int i = 0; i < OR_P_COUNT; i++) {
 		char env[96];
@@ -184,7 +184,7 @@ void or_params_init(struct or_params *p)
 		e = getenv(env);
 		if (!e)
 			continue;
-		if (or_params_set(p, defs[i].name, e, OPTIREDUCE_PARAM_ENV))
+		if (or_params_set(p, defs[i].name, e, OPTIREDUCE_PARAM_ENV, check))
 			or_log(OR_LOG_WARN, "ignoring %s=\"%s\": not a valid %s", env, e,
 			       i == OR_P_ALGORITHM ? "algorithm name or tune string"
 			                           : type_names[defs[i].type]);
@@ -192,7 +192,7 @@ void or_params_init(struct or_params *p)
 }
 
 int or_params_set(struct or_params *p, const char *name, const char *value,
-                  enum optireduce_param_source source)
+                  enum optireduce_param_source source, or_param_check check)
 {
 	struct or_param_val v;
 	int i = or_params_find(name);
@@ -201,7 +201,7 @@ int or_params_set(struct or_params *p, const char *name, const char *value,
 		return i;
 	if (!value || parse_value(&defs[i], value, &v))
 		return -OPTIREDUCE_EINVAL;
-	if (i == OR_P_ALGORITHM && or_tune_valid(value))
+	if (check && check((enum or_param_id)i, value))
 		return -OPTIREDUCE_EINVAL;
 	v.source = source;
 	p->v[i] = v;

@@ -127,16 +127,20 @@ struct or_params {
 	struct or_param_val v[OR_P_COUNT];
 };
 
+/*
+ * What a value must also satisfy beyond its type, known to the layer above (the
+ * algorithm parameter names algorithms, lib/select.c): 0 or -OPTIREDUCE_EINVAL.
+ */
+typedef int (*or_param_check)(enum or_param_id id, const char *value);
+
 /* Defaults, then the environment; a bad environment value is logged and ignored. */
-void or_params_init(struct or_params *p);
+void or_params_init(struct or_params *p, or_param_check check);
 /* Returns 0, -ENOPARAM for an unknown name, -EINVAL for a bad value (nothing changed). */
 int or_params_set(struct or_params *p, const char *name, const char *value,
-                  enum optireduce_param_source source);
+                  enum optireduce_param_source source, or_param_check check);
 int or_params_find(const char *name);
 /* Parse "64k", "1m", "2g", "inf"; returns 0 or -EINVAL. */
 int or_parse_size(const char *s, uint64_t *out);
-/* The algorithm parameter names known algorithms (lib/select.c): 0 or -EINVAL. */
-int or_tune_valid(const char *tune);
 
 static inline int64_t or_param_int(const struct or_params *p, enum or_param_id id)
 {

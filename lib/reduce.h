@@ -48,12 +48,10 @@ int or_reduce_scale(void *buf, size_t count, enum optireduce_dtype dtype, double
 
 /*
  * Floating dtypes (float16, bfloat16, float32, float64) to and from arrays
- * of float or double, for the codecs.  Narrowing rounds to nearest-even;
+ * of float, for the codec.  Narrowing rounds to nearest-even;
  * -OPTIREDUCE_EDTYPE for integer dtypes.
  */
 int or_to_float(float *dst, const void *src, size_t count, enum optireduce_dtype dtype);
 int or_from_float(void *dst, const float *src, size_t count, enum optireduce_dtype dtype);
-int or_to_double(double *dst, const void *src, size_t count, enum optireduce_dtype dtype);
-int or_from_double(void *dst, const double *src, size_t count, enum optireduce_dtype dtype);
 
 #endif /* OR_REDUCE_H */

@@ -2,7 +2,7 @@
  * Algorithm choice: OPTIREDUCE_ALGORITHM is "auto", one algorithm name, or a
  * tune string of byte ranges in the style of UCC, "0-16k:recursive_doubling,16k-inf:ring".
  * A range whose algorithm cannot run on the chosen channel is skipped.
- * Names and ranges are checked when the parameter is set (or_tune_valid), so
+ * Names and ranges are checked when the parameter is set (or_select_check_param), so
  * a typo is -OPTIREDUCE_EINVAL there instead of a silent "auto" here.
  */
 #include <stdio.h>
@@ -68,7 +68,7 @@ static const struct or_alg *match_range(const char *entry, size_t bytes)
 	return a;
 }
 
-int or_tune_valid(const char *tune)
+static int tune_valid(const char *tune)
 {
 	char buf[OR_PARAM_STRLEN];
 	int n = 0;
@@ -87,6 +87,11 @@ int or_tune_valid(const char *tune)
 			return -OPTIREDUCE_EINVAL;
 	}
 	return n ? 0 : -OPTIREDUCE_EINVAL;
+}
+
+int or_select_check_param(enum or_param_id id, const char *value)
+{
+	return id == OR_P_ALGORITHM ? tune_valid(value) : 0;
 }
 
 const struct or_alg *or_select_algorithm(optireduce_comm_t *comm, size_t bytes, int bounded)

@@ -1,5 +1,5 @@
 /*
- * Timeout controller of bounded mode (DESIGN.md section 8).
+ * Timeout controller of bounded mode (docs/design.md, "Deadlines and the timeout controller").
  *
  * A pure module: the caller supplies every time (microseconds, any epoch, as
  * long as it is one clock), every arrival count and every loss report; the
@@ -13,7 +13,7 @@
  *
  * Whether a "deadline" bounds a whole operation or one phase is the caller's
  * choice; it only has to feed or_tmo_complete() the elapsed time of the same
- * unit that or_tmo_deadline() bounds.
+ * unit that or_tmo_decide() bounds.
  *
  * Per size class:
  *  - t_B, the hard bound: the first calib_ops completions are recorded, then
@@ -105,7 +105,7 @@
  */
 #define OR_TMO_REASON_MAP(X)                                                                       \
 	X(NONE, "none")                                                                            \
-	/* what set a deadline (or_tmo_deadline) */                                                \
+	/* what set a deadline (or_tmo_decide) */                                                  \
 	X(INITIAL, "initial")     /* size class still calibrating: initial_us */                   \
 	X(USER, "user")           /* user_timeout_us */                                            \
 	X(ADAPTIVE, "adaptive")   /* t_B scaled by consensus / t_C0 and backoff */                 \
@@ -162,7 +162,7 @@ struct or_tmo_config {
 
 /*
  * The last decisions, for the caller to log.  Deadline fields are set by
- * or_tmo_deadline(), the rest by or_tmo_complete().  Times in microseconds;
+ * or_tmo_decide(), the rest by or_tmo_complete().  Times in microseconds;
  * an estimate of 0 means "none yet".
  */
 struct or_tmo_decision {
@@ -200,7 +200,7 @@ struct or_tmo_class {
 	uint32_t cuts_in_row; /* heavy-loss hard timeouts since the last clean completion */
 	uint64_t cut_us;      /* their samples summed: how long the run has lasted */
 	int consensus_stale;  /* t_C or a peer estimate changed since the last deadline */
-	/* Snapshot taken by or_tmo_deadline(), read by or_tmo_phase_check(). */
+	/* Snapshot taken by or_tmo_decide(), read by or_tmo_phase_check(). */
 	uint32_t consensus;
 	uint32_t estimates;
 	uint64_t deadline;
@@ -242,6 +242,12 @@ struct or_tmo_phase {
 /* Defaults that match lib/params.h; nranks = 1, rank = 0 until the caller sets them. */
 void or_tmo_config_default(struct or_tmo_config *cfg);
 
+/* The largest incast: every other rank, at least 1. */
+static inline uint32_t or_tmo_incast_max(const struct or_tmo_config *cfg)
+{
+	return cfg->nranks > 1 ? cfg->nranks - 1 : 1;
+}
+
 /*
  * 0, or OR_TMO_EINVAL for a config out of the documented ranges (t untouched
  * then).  or_tmo_init() keeps peers' estimates inside *t, which works up to
@@ -258,13 +264,14 @@ int or_tmo_init_store(struct or_tmo *t, const struct or_tmo_config *cfg, uint32_
 uint32_t or_tmo_size_class(size_t bytes);
 
 /*
- * Hard bound, in microseconds, for the next operation of this size; always in
- * [min_us, max_us].  Also takes the snapshot (consensus, quiet time) that
+ * Decides the hard bound, in microseconds, for the next operation of this
+ * size; always in [min_us, max_us], recorded in or_tmo_last().  Also takes the
+ * snapshot (consensus, quiet time) that
  * or_tmo_phase_check() uses until the next call for the same size class, so
  * call it once as the operation starts.  Costs O(nranks) when peers'
  * estimates changed since the last call, O(1) otherwise.
  */
-uint64_t or_tmo_deadline(struct or_tmo *t, size_t bytes);
+uint64_t or_tmo_decide(struct or_tmo *t, size_t bytes);
 
 /*
  * An operation of this size finished after elapsed_us; hit_hard_bound if any
@@ -308,13 +315,6 @@ uint32_t or_tmo_local_estimate(const struct or_tmo *t, size_t bytes);
  */
 enum or_tmo_reason or_tmo_phase_check(const struct or_tmo *t, size_t bytes,
                                       const struct or_tmo_phase *ph, uint64_t now_us);
-
-/*
- * Earliest time at which or_tmo_phase_check() closes the phase if nothing new
- * arrives: when a waiting caller should look again.  0 when the phase may
- * close on ALL_DATA already.
- */
-uint64_t or_tmo_phase_wake(const struct or_tmo *t, size_t bytes, const struct or_tmo_phase *ph);
 
 /* Senders a Transpose receiver should admit at once, in [1, max(1, nranks-1)]. */
 uint32_t or_tmo_incast(const struct or_tmo *t);

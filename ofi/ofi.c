@@ -292,11 +292,6 @@ size_t or_ofi_rx_depth(const struct or_ofi *o)
 	return o->info->rx_attr ? o->info->rx_attr->size : 0;
 }
 
-size_t or_ofi_inject_size(const struct or_ofi *o)
-{
-	return o->info->tx_attr->inject_size;
-}
-
 int or_ofi_getname(struct or_ofi *o, void *buf, size_t *len)
 {
 	return fi_to_or(fi_getname(&o->ep->fid, buf, len));
@@ -323,7 +318,7 @@ static void mark_done(struct or_ofi_xfer *x, int error, size_t len)
 	x->len = len;
 	x->done = 1;
 	if (x->cb)
-		x->cb(x, x->cb_arg);
+		x->cb(x->cb_arg);
 }
 
 int or_ofi_tsend(struct or_ofi *o, uint32_t peer, uint64_t tag, const void *buf, size_t len,

@@ -19,7 +19,7 @@ enum or_ofi_kind {
 struct or_ofi;
 struct or_ofi_xfer;
 
-typedef void (*or_ofi_cb)(struct or_ofi_xfer *x, void *arg);
+typedef void (*or_ofi_cb)(void *arg);
 
 /*
  * A transfer's completion context.  prov must come first: it is the
@@ -50,8 +50,6 @@ size_t or_ofi_max_msg(const struct or_ofi *o);
 size_t or_ofi_set_rcvbuf(struct or_ofi *o, size_t bytes);
 /* How many receives the endpoint accepts posted at once (0: the provider does not say). */
 size_t or_ofi_rx_depth(const struct or_ofi *o);
-/* Largest message sent without a copy into the provider (fi_inject). */
-size_t or_ofi_inject_size(const struct or_ofi *o);
 
 /* *len in: capacity, out: name length. */
 int or_ofi_getname(struct or_ofi *o, void *buf, size_t *len);

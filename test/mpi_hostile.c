@@ -64,9 +64,9 @@
 
 #include "optireduce_mpi.h"
 #include "internal.h"
-#include "bounded.h"
+#include "bounded/bounded.h"
 #include "hadamard.h"
-#include "wire.h"
+#include "bounded/wire.h"
 
 #define BLOCK            256 /* hadamard_block */
 #define LOG2_BLOCK       8
@@ -515,7 +515,7 @@ static void run_op(optireduce_comm_t *comm, struct hostile *h, int trial, int at
  * --stolen-last: reproduces a known bug, so it is in XFAIL_TESTS.  During operation 0 each rank
  * sends itself copies of every peer's phase-1 packets of operation 1 with the LAST flag left
  * off; they are parked, and replayed ahead of the real ones when operation 1 starts.  The real
- * LAST packets are then duplicates, and deliver() (lib/bounded.c) drops a duplicate before it
+ * LAST packets are then duplicates, and deliver() (lib/bounded/rx.c) drops a duplicate before it
  * looks at its LAST flag, so phase 1 never learns that every sender finished and stays open
  * until the early timeout or the deadline, although all its data is in.  Correct behaviour,
  * asserted here: the operation is exact, phase 1 ends ALL_DATA, well before the deadline.

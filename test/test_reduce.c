@@ -854,7 +854,6 @@ static void test_conversions(void)
 {
 	const size_t count = 4099;
 	float *fl = malloc(count * sizeof(float)), *fl0 = malloc(count * sizeof(float));
-	double *db = malloc(count * sizeof(double)), *db0 = malloc(count * sizeof(double));
 
 	for (int d = 0; d < OPTIREDUCE_DTYPE_COUNT; d++) {
 		enum optireduce_dtype dt = (enum optireduce_dtype)d;
@@ -867,24 +866,10 @@ static void test_conversions(void)
 		for (size_t i = 0; i < count; i++) {
 			set_raw(b0.p, i, dt, gen(dt));
 			fl0[i] = bitsf((uint32_t)gen_f32());
-			db0[i] = bitsd(gen_f64());
-		}
-		/* Doubles just off 16-bit midpoints: a plain double->float->16 would tie. */
-		if (f) {
-			for (size_t i = 0; i < count; i += 3) {
-				double lo = ref16_decode(f, (uint16_t)(rnd() & 0x7bff));
-				double hi = ref16_decode(f, (uint16_t)(ref16_encode(f, lo) + 1));
-				double mid = (lo + hi) / 2;
-
-				db0[i] = i % 2 ? nextafter(mid, 0) : nextafter(mid, INFINITY);
-				if (isinf(hi) || isnan(mid))
-					db0[i] = lo;
-			}
 		}
 
 		if (!is_float(dt)) {
 			memcpy(fl, fl0, count * sizeof(float));
-			memcpy(db, db0, count * sizeof(double));
 			memcpy(b.p, b0.p, count * dsize(dt));
 			CHECK(or_to_float(fl, b.p, count, dt) == -OPTIREDUCE_EDTYPE &&
 			          memcmp(fl, fl0, count * sizeof(float)) == 0,
@@ -892,12 +877,6 @@ static void test_conversions(void)
 			CHECK(or_from_float(b.p, fl, count, dt) == -OPTIREDUCE_EDTYPE &&
 			          memcmp(b.p, b0.p, count * dsize(dt)) == 0,
 			      "or_from_float %s must fail untouched", dname(dt));
-			CHECK(or_to_double(db, b.p, count, dt) == -OPTIREDUCE_EDTYPE &&
-			          memcmp(db, db0, count * sizeof(double)) == 0,
-			      "or_to_double %s must fail untouched", dname(dt));
-			CHECK(or_from_double(b.p, db, count, dt) == -OPTIREDUCE_EDTYPE &&
-			          memcmp(b.p, b0.p, count * dsize(dt)) == 0,
-			      "or_from_double %s must fail untouched", dname(dt));
 			free(b.mem);
 			free(b0.mem);
 			continue;
@@ -914,18 +893,6 @@ static void test_conversions(void)
 			CHECK(isnan(want) ? isnan(fl[i]) : fbits(fl[i]) == fbits((float)want),
 			      "or_to_float %s [%zu] 0x%llx", dname(dt), i, (unsigned long long)x);
 		}
-		rc = or_to_double(db, b0.p, count, dt);
-		CHECK(rc == 0, "or_to_double %s rc %d", dname(dt), rc);
-		for (size_t i = 0; i < count; i++) {
-			uint64_t x = get_raw(b0.p, i, dt);
-			double want = f                          ? ref16_decode(f, (uint16_t)x)
-			              : dt == OPTIREDUCE_FLOAT32 ? bitsf((uint32_t)x)
-			                                         : bitsd(x);
-
-			CHECK(isnan(want) ? isnan(db[i]) : dbits(db[i]) == dbits(want),
-			      "or_to_double %s [%zu] 0x%llx", dname(dt), i, (unsigned long long)x);
-		}
-
 		rc = or_from_float(b.p, fl0, count, dt);
 		CHECK(rc == 0, "or_from_float %s rc %d", dname(dt), rc);
 		for (size_t i = 0; i < count; i++) {
@@ -941,28 +908,11 @@ static void test_conversions(void)
 		}
 		CHECK(guards_ok(&b, count, dt), "or_from_float %s wrote outside", dname(dt));
 
-		rc = or_from_double(b.p, db0, count, dt);
-		CHECK(rc == 0, "or_from_double %s rc %d", dname(dt), rc);
-		for (size_t i = 0; i < count; i++) {
-			uint64_t g = get_raw(b.p, i, dt);
-
-			if (f)
-				check_narrow(f, db0[i], (uint16_t)g, "or_from_double");
-			else if (dt == OPTIREDUCE_FLOAT32)
-				CHECK(isnan(db0[i]) ? isnan(bitsf((uint32_t)g))
-				                    : g == fbits((float)db0[i]),
-				      "or_from_double float32 [%zu]", i);
-			else
-				CHECK(g == dbits(db0[i]), "or_from_double float64 [%zu]", i);
-		}
-		CHECK(guards_ok(&b, count, dt), "or_from_double %s wrote outside", dname(dt));
 		free(b.mem);
 		free(b0.mem);
 	}
 	free(fl);
 	free(fl0);
-	free(db);
-	free(db0);
 }
 
 /* ---- bad arguments: the right code, and nothing written ---- */
@@ -1030,12 +980,6 @@ static void test_errors(void)
 		      bad_dt[i], rc);
 		rc = or_from_float(out, (const float *)(const void *)a, 4, dt);
 		CHECK(rc == -OPTIREDUCE_EDTYPE && UNTOUCHED(), "from_float dtype %d: rc %d",
-		      bad_dt[i], rc);
-		rc = or_to_double((double *)(void *)out, a, 4, dt);
-		CHECK(rc == -OPTIREDUCE_EDTYPE && UNTOUCHED(), "to_double dtype %d: rc %d",
-		      bad_dt[i], rc);
-		rc = or_from_double(out, (const double *)(const void *)a, 4, dt);
-		CHECK(rc == -OPTIREDUCE_EDTYPE && UNTOUCHED(), "from_double dtype %d: rc %d",
 		      bad_dt[i], rc);
 	}
 #undef RESET

@@ -37,7 +37,7 @@ static void calibrate_flat(struct or_tmo *t, uint32_t n, uint64_t us)
 {
 	for (uint32_t i = 0; i < n; i++)
 		or_tmo_complete(t, SZ, us, 0, 0.0);
-	or_tmo_deadline(t, SZ);
+	or_tmo_decide(t, SZ);
 }
 
 /* Breaks one field of a valid config; NULL past the last case. */
@@ -233,7 +233,7 @@ static void test_calibration(void)
 		c.calib_margin = cases[n].m;
 		or_tmo_init(&t, &c);
 		for (int i = 0; i < 20; i++) {
-			if (or_tmo_deadline(&t, SZ) != c.initial_us ||
+			if (or_tmo_decide(&t, SZ) != c.initial_us ||
 			    or_tmo_last(&t)->why != OR_TMO_INITIAL)
 				initial_ok = 0;
 			r = or_tmo_complete(&t, SZ, trace[i], 0, 0.0);
@@ -243,7 +243,7 @@ static void test_calibration(void)
 		CHECK(initial_ok,
 		      "P%g M%g: initial_us (reason initial) for the first 20 operations",
 		      cases[n].p, cases[n].m);
-		d = or_tmo_deadline(&t, SZ);
+		d = or_tmo_decide(&t, SZ);
 		CHECK(r == OR_TMO_CALIBRATED && d == cases[n].expect &&
 		          or_tmo_last(&t)->why == OR_TMO_ADAPTIVE,
 		      "P%g M%g of 100..2000 µs: t_B = %llu (expected %llu, reason %s)", cases[n].p,
@@ -254,7 +254,7 @@ static void test_calibration(void)
 	      "decision log: t_b_us 2500, unclamped_us 2500");
 	CHECK(or_tmo_last(&t)->t_c0_us == 1050 && or_tmo_local_estimate(&t, SZ) == 1050,
 	      "t_C restarts at the median of the calibration samples (1050)");
-	CHECK(or_tmo_deadline(&t, 1 * KB) == c.initial_us,
+	CHECK(or_tmo_decide(&t, 1 * KB) == c.initial_us,
 	      "another size class is still calibrating (initial_us)");
 }
 
@@ -267,7 +267,7 @@ static void test_user_timeout(void)
 	c.user_timeout_us = 5000;
 	or_tmo_init(&t, &c);
 	for (int i = 0; i < 40; i++) {
-		if (or_tmo_deadline(&t, SZ) != 5000 || or_tmo_last(&t)->why != OR_TMO_USER)
+		if (or_tmo_decide(&t, SZ) != 5000 || or_tmo_last(&t)->why != OR_TMO_USER)
 			ok = 0;
 		or_tmo_complete(&t, SZ, i < 20 ? 100 : 90000, i % 3 == 0, 0.5);
 	}
@@ -276,11 +276,11 @@ static void test_user_timeout(void)
 
 	c.user_timeout_us = c.max_us * 10;
 	or_tmo_init(&t, &c);
-	CHECK(or_tmo_deadline(&t, SZ) == c.max_us && or_tmo_last(&t)->why == OR_TMO_CLAMP_MAX,
+	CHECK(or_tmo_decide(&t, SZ) == c.max_us && or_tmo_last(&t)->why == OR_TMO_CLAMP_MAX,
 	      "user timeout above max_us is clamped to max_us (clamp_max)");
 	c.user_timeout_us = 1;
 	or_tmo_init(&t, &c);
-	CHECK(or_tmo_deadline(&t, SZ) == c.min_us && or_tmo_last(&t)->why == OR_TMO_CLAMP_MIN,
+	CHECK(or_tmo_decide(&t, SZ) == c.min_us && or_tmo_last(&t)->why == OR_TMO_CLAMP_MIN,
 	      "user timeout below min_us is raised to min_us (clamp_min)");
 }
 
@@ -373,7 +373,7 @@ static void test_phase(void)
 	/* Sweep every microsecond: EARLY never before its conditions hold. */
 	{
 		struct or_tmo_phase ph = {start, 0, 4, 3, 1000, 900, start + 100, 0, 1};
-		int never = 1, wake_ok;
+		int never = 1;
 
 		for (uint64_t now = start; now < start + 1500; now++) {
 			enum or_tmo_reason r = or_tmo_phase_check(&t, SZ, &ph, now);
@@ -383,10 +383,6 @@ static void test_phase(void)
 		}
 		CHECK(never, "sweep: one LAST missing and bytes short, last arrival +100: NOT_YET "
 		             "exactly until 5 quiet times later (+1350), then early");
-		wake_ok = or_tmo_phase_wake(&t, SZ, &ph) == start + 1350;
-		ph.last_arrival_us = start + 300;
-		wake_ok = wake_ok && or_tmo_phase_wake(&t, SZ, &ph) == start + 1500;
-		ph.last_arrival_us = start + 100;
 		ph.final_phase = 0;
 		for (uint64_t now = start; now < start + 1500; now++)
 			if (or_tmo_phase_check(&t, SZ, &ph, now) != OR_TMO_NOT_YET)
@@ -402,12 +398,6 @@ static void test_phase(void)
 				never = 0;
 		}
 		CHECK(never, "sweep: all LAST in at +100: NOT_YET exactly until +350, then early");
-		wake_ok = wake_ok && or_tmo_phase_wake(&t, SZ, &ph) == start + 350;
-		ph.bytes_received = 1000;
-		wake_ok = wake_ok && or_tmo_phase_wake(&t, SZ, &ph) == 0;
-		CHECK(wake_ok,
-		      "wake time: end of 5 quiet times or the bound, then the end of quiet, "
-		      "then 0 when complete");
 	}
 
 	/*
@@ -418,7 +408,7 @@ static void test_phase(void)
 		struct or_tmo_phase ph = {start, 0, 4, 4, 1000, 900, start + 4000};
 
 		or_tmo_init(&t, &c);
-		or_tmo_deadline(&t, SZ);
+		or_tmo_decide(&t, SZ);
 		CHECK(or_tmo_phase_check(&t, SZ, &ph, start + 4000 + 999) == OR_TMO_NOT_YET &&
 		          or_tmo_phase_check(&t, SZ, &ph, start + 4000 + 1000) ==
 		              OR_TMO_EARLY_TIMEOUT,
@@ -450,10 +440,9 @@ static void test_phase(void)
 		off.early_timeout = 0;
 		or_tmo_init(&t, &off);
 		calibrate_flat(&t, 4, 1000);
-		uint64_t d = or_tmo_deadline(&t, SZ);
+		uint64_t d = or_tmo_decide(&t, SZ);
 		CHECK(or_tmo_phase_check(&t, SZ, &ph, start + d - 1) == OR_TMO_NOT_YET &&
-		          or_tmo_phase_check(&t, SZ, &ph, start + d) == OR_TMO_HARD_BOUND &&
-		          or_tmo_phase_wake(&t, SZ, &ph) == start + d,
+		          or_tmo_phase_check(&t, SZ, &ph, start + d) == OR_TMO_HARD_BOUND,
 		      "early_timeout 0: LASTs in and quiet, still NOT_YET until the hard bound");
 		ph.bytes_received = 1000;
 		CHECK(or_tmo_phase_check(&t, SZ, &ph, start + 200) == OR_TMO_ALL_DATA,
@@ -481,8 +470,6 @@ static void test_phase(void)
 				exact = 0;
 		}
 		CHECK(exact, "absent sender: NOT_YET until 1.5 x t_C, then early timeout");
-		CHECK(or_tmo_phase_wake(&t, SZ, &ph) == start + 1500,
-		      "absent sender: wake at 1.5 x t_C");
 		ph.last_arrival_us = start + 1400;
 		CHECK(or_tmo_phase_check(&t, SZ, &ph, start + 1649) == OR_TMO_NOT_YET &&
 		          or_tmo_phase_check(&t, SZ, &ph, start + 1650) == OR_TMO_EARLY_TIMEOUT,
@@ -555,13 +542,13 @@ static void test_adapt(void)
 	c.backoff_after_us = 0; /* the count of cuts alone; the time horizon is tested below */
 	or_tmo_init(&t, &c);
 	calibrate_flat(&t, 8, 1000);
-	d0 = or_tmo_deadline(&t, SZ);
+	d0 = or_tmo_decide(&t, SZ);
 	CHECK(d0 == 1500, "calibrated on 1000 µs: deadline 1500");
 
 	prev = d0;
 	for (int i = 0; i < 40; i++) {
 		or_tmo_complete(&t, SZ, 500, 0, 0.0);
-		d = or_tmo_deadline(&t, SZ);
+		d = or_tmo_decide(&t, SZ);
 		if (d > prev)
 			monotone = 0;
 		prev = d;
@@ -573,7 +560,7 @@ static void test_adapt(void)
 	monotone = 1;
 	for (int i = 0; i < 40; i++) {
 		or_tmo_complete(&t, SZ, 1400, 0, 0.0);
-		d = or_tmo_deadline(&t, SZ);
+		d = or_tmo_decide(&t, SZ);
 		if (d < prev)
 			monotone = 0;
 		prev = d;
@@ -587,13 +574,13 @@ static void test_adapt(void)
 	for (int i = 0; i < 5; i++)
 		CHECK(or_tmo_complete(&t, SZ, d0, 1, 0.001) == OR_TMO_TIMED_OUT,
 		      "hard timeout with 0.1%% loss: timed_out, t_C untouched");
-	CHECK(or_tmo_deadline(&t, SZ) == d0, "deadline unchanged by light-loss timeouts");
+	CHECK(or_tmo_decide(&t, SZ) == d0, "deadline unchanged by light-loss timeouts");
 
 	/* A burst that cuts fewer than OR_TMO_BACKOFF_CUTS operations in a row is what the
 	 * deadline is for: the next deadline stays. */
 	for (int i = 0; i < OR_TMO_BACKOFF_CUTS - 1; i++)
 		CHECK(or_tmo_complete(&t, SZ, d0, 1, 0.3) == OR_TMO_TIMED_OUT &&
-		          or_tmo_deadline(&t, SZ) == d0,
+		          or_tmo_decide(&t, SZ) == d0,
 		      "heavy-loss timeout %d of %d in a row: timed_out, deadline stays", i + 1,
 		      OR_TMO_BACKOFF_CUTS - 1);
 	or_tmo_complete(&t, SZ, 1400, 0, 0.0);
@@ -606,12 +593,12 @@ static void test_adapt(void)
 	monotone = 1;
 	for (int i = 0; i < OR_TMO_BACKOFF_CUTS - 1; i++)
 		or_tmo_complete(&t, SZ, prev, 1, 0.3);
-	CHECK(or_tmo_deadline(&t, SZ) == d0, "first %d heavy-loss timeouts: deadline stays",
+	CHECK(or_tmo_decide(&t, SZ) == d0, "first %d heavy-loss timeouts: deadline stays",
 	      OR_TMO_BACKOFF_CUTS - 1);
 	for (int i = 0; i < 4; i++) {
 		if (or_tmo_complete(&t, SZ, prev, 1, 0.3) != OR_TMO_BACKOFF)
 			monotone = 0;
-		d = or_tmo_deadline(&t, SZ);
+		d = or_tmo_decide(&t, SZ);
 		if (d < prev * 3 / 2 - 2 || d > prev * 3 / 2 + 2)
 			monotone = 0;
 		prev = d;
@@ -622,7 +609,7 @@ static void test_adapt(void)
 		/* Slower than the deadline without backoff: the slowdown may last, decay only. */
 		double b0 = or_tmo_last(&t)->backoff;
 		or_tmo_complete(&t, SZ, prev - 1, 0, 0.0);
-		or_tmo_deadline(&t, SZ);
+		or_tmo_decide(&t, SZ);
 		CHECK(fabs(or_tmo_last(&t)->backoff - (1.0 + (b0 - 1.0) * (1.0 - c.ewma_alpha))) <
 		          1e-9,
 		      "a completion beyond the plain deadline decays the backoff: %.3f -> %.3f", b0,
@@ -630,7 +617,7 @@ static void test_adapt(void)
 	}
 	/* Within it: the slowdown is over, and the next deadline is the plain one at once. */
 	or_tmo_complete(&t, SZ, 1400, 0, 0.0);
-	d = or_tmo_deadline(&t, SZ);
+	d = or_tmo_decide(&t, SZ);
 	CHECK(d >= 2050 && d <= 2110 && or_tmo_last(&t)->backoff == 1.0,
 	      "one completion that fits the plain deadline ends the backoff: deadline %llu",
 	      (unsigned long long)d);
@@ -640,7 +627,7 @@ static void test_adapt(void)
 	calibrate_flat(&t, 8, 1000);
 	for (int i = 0; i < OR_TMO_BACKOFF_CUTS + 2; i++)
 		or_tmo_complete(&t, SZ, 1500, 1, 0.5);
-	CHECK(or_tmo_deadline(&t, SZ) == 1500, "backoff = 1: heavy-loss timeouts keep t_B");
+	CHECK(or_tmo_decide(&t, SZ) == 1500, "backoff = 1: heavy-loss timeouts keep t_B");
 
 	/* A burst shorter than backoff_after_us is cut, however many operations it spans. */
 	c.backoff = 1.5;
@@ -649,17 +636,17 @@ static void test_adapt(void)
 	calibrate_flat(&t, 8, 1000);
 	for (int i = 0; i < 3; i++)
 		CHECK(or_tmo_complete(&t, SZ, 1500, 1, 0.5) == OR_TMO_TIMED_OUT &&
-		          or_tmo_deadline(&t, SZ) == 1500,
+		          or_tmo_decide(&t, SZ) == 1500,
 		      "heavy-loss cut %d, %d us of %llu cut: deadline stays", i + 1, 1500 * (i + 1),
 		      (unsigned long long)c.backoff_after_us);
 	CHECK(or_tmo_complete(&t, SZ, 1500, 1, 0.5) == OR_TMO_BACKOFF &&
-	          or_tmo_deadline(&t, SZ) == 2250,
+	          or_tmo_decide(&t, SZ) == 2250,
 	      "the cut that makes it %llu us: backoff, deadline 2250",
 	      (unsigned long long)c.backoff_after_us);
 	or_tmo_complete(&t, SZ, 1000, 0, 0.0);
 	for (int i = 0; i < 3; i++)
 		or_tmo_complete(&t, SZ, 1500, 1, 0.5);
-	CHECK(or_tmo_deadline(&t, SZ) == 1500,
+	CHECK(or_tmo_decide(&t, SZ) == 1500,
 	      "a clean completion ends the backoff and starts the horizon again");
 	/* However long the horizon, OR_TMO_BACKOFF_CUTS_ANYWAY cuts in a row back off. */
 	c.backoff_after_us = 1000000000;
@@ -667,10 +654,10 @@ static void test_adapt(void)
 	calibrate_flat(&t, 8, 1000);
 	for (int i = 0; i < OR_TMO_BACKOFF_CUTS_ANYWAY - 1; i++)
 		or_tmo_complete(&t, SZ, 1500, 1, 0.5);
-	CHECK(or_tmo_deadline(&t, SZ) == 1500, "%d short cuts: deadline stays",
+	CHECK(or_tmo_decide(&t, SZ) == 1500, "%d short cuts: deadline stays",
 	      OR_TMO_BACKOFF_CUTS_ANYWAY - 1);
 	CHECK(or_tmo_complete(&t, SZ, 1500, 1, 0.5) == OR_TMO_BACKOFF &&
-	          or_tmo_deadline(&t, SZ) == 2250,
+	          or_tmo_decide(&t, SZ) == 2250,
 	      "the %dth: backoff, deadline 2250", OR_TMO_BACKOFF_CUTS_ANYWAY);
 	c.backoff_after_us = 0;
 
@@ -681,14 +668,14 @@ static void test_adapt(void)
 	calibrate_flat(&t, OR_TMO_WINDOW, 1000);
 	for (int i = 0; i < OR_TMO_WINDOW; i++)
 		or_tmo_complete(&t, SZ, i % 3 == 0 ? 3000 : 1000, 0, 0.0);
-	CHECK(or_tmo_deadline(&t, SZ) == 1500 && or_tmo_local_estimate(&t, SZ) == 1000,
+	CHECK(or_tmo_decide(&t, SZ) == 1500 && or_tmo_local_estimate(&t, SZ) == 1000,
 	      "a third of the completions 3x slow: t_C %u, deadline %llu (1000, 1500)",
-	      or_tmo_local_estimate(&t, SZ), (unsigned long long)or_tmo_deadline(&t, SZ));
+	      or_tmo_local_estimate(&t, SZ), (unsigned long long)or_tmo_decide(&t, SZ));
 	for (int i = 0; i < OR_TMO_WINDOW / 2 + 1; i++)
 		or_tmo_complete(&t, SZ, 3000, 0, 0.0);
-	CHECK(or_tmo_local_estimate(&t, SZ) == 3000 && or_tmo_deadline(&t, SZ) == 4500,
+	CHECK(or_tmo_local_estimate(&t, SZ) == 3000 && or_tmo_decide(&t, SZ) == 4500,
 	      "once most of the window is 3x slow: t_C %u, deadline %llu (3000, 4500)",
-	      or_tmo_local_estimate(&t, SZ), (unsigned long long)or_tmo_deadline(&t, SZ));
+	      or_tmo_local_estimate(&t, SZ), (unsigned long long)or_tmo_decide(&t, SZ));
 }
 
 static void test_extremes(void)
@@ -709,7 +696,7 @@ static void test_extremes(void)
 	                                          "0 (\"none\")");
 	for (int i = 0; i < 50; i++)
 		or_tmo_complete(&t, SZ, 0, 0, 0.0);
-	CHECK(or_tmo_deadline(&t, SZ) == 200, "a run of 0 µs completions stays at min_us");
+	CHECK(or_tmo_decide(&t, SZ) == 200, "a run of 0 µs completions stays at min_us");
 
 	or_tmo_init(&t, &c);
 	calibrate_flat(&t, 4, UINT64_MAX);
@@ -717,7 +704,7 @@ static void test_extremes(void)
 	      "UINT64_MAX µs completions: deadline = max_us (clamp_max)");
 	for (int i = 0; i < 20; i++) {
 		or_tmo_complete(&t, SZ, UINT64_MAX, i & 1, 1.0);
-		if (or_tmo_deadline(&t, SZ) != c.max_us)
+		if (or_tmo_decide(&t, SZ) != c.max_us)
 			ok = 0;
 	}
 	CHECK(ok, "huge completions and total-loss timeouts stay at max_us");
@@ -738,16 +725,16 @@ static void test_extremes(void)
 	calibrate_flat(&t, 4, 1000);
 	for (uint32_t r = 1; r < 4; r++)
 		or_tmo_peer_estimate(&t, r, SZ, UINT32_MAX);
-	CHECK(or_tmo_deadline(&t, SZ) == c.max_us, "peers advertising UINT32_MAX: max_us");
+	CHECK(or_tmo_decide(&t, SZ) == c.max_us, "peers advertising UINT32_MAX: max_us");
 	for (uint32_t r = 1; r < 4; r++)
 		or_tmo_peer_estimate(&t, r, SZ, 1);
-	CHECK(or_tmo_deadline(&t, SZ) == c.min_us, "peers advertising 1 µs: min_us");
+	CHECK(or_tmo_decide(&t, SZ) == c.min_us, "peers advertising 1 µs: min_us");
 
 	ok = 1;
 	or_tmo_init(&t, &c);
 	for (size_t b = 0; b < 64; b++) {
 		size_t bytes = b == 63 ? SIZE_MAX : (size_t)1 << b;
-		uint64_t d = or_tmo_deadline(&t, bytes);
+		uint64_t d = or_tmo_decide(&t, bytes);
 
 		or_tmo_complete(&t, bytes, b * 99991, (int)(b & 1), NAN);
 		if (d < c.min_us || d > c.max_us)
@@ -771,27 +758,27 @@ static void test_consensus(void)
 	for (uint32_t r = 1; r <= 6; r++)
 		or_tmo_peer_estimate(&t, r, SZ, peers[r - 1]);
 	or_tmo_peer_estimate(&t, 7, SZ, 1000000);
-	d = or_tmo_deadline(&t, SZ);
+	d = or_tmo_decide(&t, SZ);
 	CHECK(or_tmo_last(&t)->consensus_us == 1001 && or_tmo_last(&t)->estimates == 8 && d == 1502,
 	      "one rank advertising 1 s among ~1000 µs: consensus %u over %u ranks, deadline "
 	      "%llu",
 	      or_tmo_last(&t)->consensus_us, or_tmo_last(&t)->estimates, (unsigned long long)d);
 	or_tmo_peer_estimate(&t, 7, SZ, 1);
-	d = or_tmo_deadline(&t, SZ);
+	d = or_tmo_decide(&t, SZ);
 	CHECK(or_tmo_last(&t)->consensus_us == 1000 && d == 1500,
 	      "the same rank advertising 1 µs: consensus %u, deadline %llu",
 	      or_tmo_last(&t)->consensus_us, (unsigned long long)d);
 	or_tmo_peer_estimate(&t, 7, SZ, 0);
-	or_tmo_deadline(&t, SZ);
+	or_tmo_decide(&t, SZ);
 	CHECK(or_tmo_last(&t)->estimates == 7 && or_tmo_last(&t)->consensus_us == 1000,
 	      "estimate 0 withdraws the rank: 7 estimates, median 1000");
 	CHECK(or_tmo_peer_estimate(&t, 0, SZ, 5) == 0 &&
 	          or_tmo_peer_estimate(&t, 8, SZ, 5) == OR_TMO_EINVAL,
 	      "own rank ignored, rank 8 of 8 rejected");
-	or_tmo_deadline(&t, SZ);
+	or_tmo_decide(&t, SZ);
 	CHECK(or_tmo_last(&t)->estimates == 7, "own looped-back estimate not counted");
 	or_tmo_peer_estimate(&t, 3, 1 * KB, 50000);
-	or_tmo_deadline(&t, SZ);
+	or_tmo_decide(&t, SZ);
 	CHECK(or_tmo_last(&t)->consensus_us == 1000,
 	      "an estimate for another size class does not move this one");
 
@@ -800,7 +787,7 @@ static void test_consensus(void)
 	or_tmo_init(&t, &c);
 	calibrate_flat(&t, 4, 1000);
 	or_tmo_peer_estimate(&t, 1, SZ, 2000);
-	or_tmo_deadline(&t, SZ);
+	or_tmo_decide(&t, SZ);
 	CHECK(or_tmo_last(&t)->consensus_us == 1500, "two ranks 1000 and 2000: consensus 1500");
 
 	/* 1024 ranks in a caller store: the majority's view wins. */
@@ -810,7 +797,7 @@ static void test_consensus(void)
 	calibrate_flat(&t, 4, 1000);
 	for (uint32_t r = 0; r < 1024; r++)
 		or_tmo_peer_estimate(&t, r, SZ, r < 600 ? 2000 : 3);
-	d = or_tmo_deadline(&t, SZ);
+	d = or_tmo_decide(&t, SZ);
 	CHECK(or_tmo_last(&t)->consensus_us == 2000 && d == 3000,
 	      "1024 ranks, 599 peers at 2000 µs, 424 at 3 µs, self 1000: consensus %u, deadline "
 	      "%llu",
@@ -825,7 +812,7 @@ static void test_consensus(void)
 		calibrate_flat(&t, 4, 1000);
 		for (uint32_t r = 0; r < 1024; r++)
 			or_tmo_peer_estimate(&t, r, SZ, 4000);
-		or_tmo_deadline(&t, SZ);
+		or_tmo_decide(&t, SZ);
 		CHECK(or_tmo_phase_check(&t, SZ, &ph, 100 + 999) == OR_TMO_NOT_YET &&
 		          or_tmo_phase_check(&t, SZ, &ph, 100 + 1000) == OR_TMO_EARLY_TIMEOUT,
 		      "consensus 4000 µs, F 0.25: early after 1000 µs of quiet, not 250");

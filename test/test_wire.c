@@ -1,5 +1,5 @@
 /*
- * Unit test of the bounded channel's wire header (ofi/wire.c).
+ * Unit test of the bounded channel's wire header (lib/bounded/wire.c).
  *
  * Usage: test_wire [seed].  Prints each failed check; exits 0 on success,
  * 1 on failure.  The fuzz part is the point: whatever bytes arrive, a packet
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "wire.h"
+#include "bounded/wire.h"
 
 static int failures;
 

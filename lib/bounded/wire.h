@@ -87,7 +87,8 @@ struct or_wire_expect {
 	/*
 	 * Size of the receive region of (seq, step); 0 means this rank
 	 * expects no data in that step.  Called only for seq inside the
-	 * window and step < nsteps.
+	 * window and step < nsteps.  NULL: any region up to UINT32_MAX
+	 * bytes, for a receiver that checks each sender's region itself.
 	 */
 	uint32_t (*step_bytes)(void *arg, uint64_t seq, uint16_t step);
 	void *arg;

@@ -1,12 +1,13 @@
 /*
- * The algorithm table.  An algorithm is a schedule of sends, receives and
+ * The algorithm table, the interface between the core (lib/) and the algorithms
+ * (algorithms/).  An algorithm is a schedule of sends, receives and
  * reductions over the channel services of lib/coll.h; adding one is one file
  * plus one line in algorithms/table.c.
  */
 #ifndef OR_ALGORITHM_H
 #define OR_ALGORITHM_H
 
-#include "../lib/coll.h"
+#include "coll.h"
 
 #define OR_CHAN_EXACT   0x1u
 #define OR_CHAN_BOUNDED 0x2u

@@ -139,7 +139,8 @@ int or_wire_validate(const struct or_wire_hdr *h, const struct or_wire_expect *e
 			return OR_WIRE_ECONTRIB;
 	}
 	/* Summed in 64 bits: offset + length may exceed UINT32_MAX. */
-	if ((uint64_t)h->offset + h->length > e->step_bytes(e->arg, h->seq, h->step))
+	if ((uint64_t)h->offset + h->length >
+	    (e->step_bytes ? e->step_bytes(e->arg, h->seq, h->step) : UINT32_MAX))
 		return OR_WIRE_EBOUNDS;
 	return OR_WIRE_OK;
 }

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The bounded channel of a communicator: datagrams, deadlines and loss
+ * estimation (docs/design.md, "Two modes", "Wire format", "The estimate").
+ * The core calls these around an operation; algorithms use the or_bop_*
+ * services in coll.h.  Its parts live in lib/bounded/, one concern a file.
+ */
+#ifndef OR_BOUNDED_H
+#define OR_BOUNDED_H
+
+#include <stddef.h>
+
+#include "coll.h"
+
+struct optireduce_comm;
+struct or_ofi;
+struct or_bounded;
+
+int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bounded **out);
+void or_bounded_destroy(struct or_bounded *b);
+const char *or_bounded_provider(const struct or_bounded *b);
+int or_bounded_getname(struct or_bounded *b, void *buf, size_t *len);
+int or_bounded_connect(struct or_bounded *b, const void *names, size_t stride);
+
+/* Reap completions and deliver packets; returns > 0 if anything happened. */
+int or_bounded_poll(struct or_bounded *b);
+/* Sleep until either channel has activity or timeout_ms passes. */
+int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms);
+
+/*
+ * The progress thread drains the socket only while the application is outside the
+ * library; the core holds this lock for as long as it works on the communicator.
+ */
+void or_bounded_lock(struct or_bounded *b);
+void or_bounded_unlock(struct or_bounded *b);
+
+/* When the core encoded and decoded an operation (lib/codec.h): the channel's timeline. */
+struct or_bounded_times {
+	double start_us;   /* the core took the operation, before encoding */
+	double encoded_us; /* the algorithm's view is ready */
+	double decode_start_us;
+	double decode_start_cpu_us; /* or_thread_cpu_us() then, when logging at debug */
+	double decoded_us;
+};
+
+/*
+ * Around one operation on the bounded channel.  c is the algorithm's view of the encoded
+ * operation: whole blocks of block_elems elements; user_bytes is its size as the
+ * application gave it.  Finish, after the core decoded the result, teaches the
+ * controllers what the operation saw; abort only lets it go.
+ */
+int or_bounded_op_start(struct or_bounded *b, struct or_coll *c, size_t block_elems,
+                        size_t user_bytes, const struct or_bounded_times *t);
+void or_bounded_op_finish(struct or_bounded *b, struct or_coll *c,
+                          const struct or_bounded_times *t);
+void or_bounded_op_abort(struct or_bounded *b, struct or_coll *c);
+
+#endif /* OR_BOUNDED_H */

@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Private to lib/bounded/: the channel's state, shared by the files that each hold one
+ * concern of it (channel set-up, progress thread, receive, send, phases, the estimate,
+ * the operation).  The core sees only bounded.h.
+ */
+#ifndef OR_BOUNDED_INT_H
+#define OR_BOUNDED_INT_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bounded.h"
+#include "internal.h"
+#include "pacing.h"
+#include "timeout.h"
+#include "../../ofi/ofi.h"
+
+#define OR_RX_RING    2048  /* most pre-posted receive buffers (udp takes 1024: 1.5 MB) */
+#define OR_TX_POOL    256   /* send buffers in flight */
+#define OR_PARK_MAX   16384 /* packets kept for operations not started yet */
+#define OR_SEQ_WINDOW 64    /* how far ahead of the current operation packets are parked */
+#define OR_BURST_BYTES                                                                             \
+	(16 * 1024) /* a receiver socket holds ~75 datagrams: bursts stay well below */
+/*
+ * Tokens also keep up to this long at the current rate: a sender that wakes late (two ranks
+ * per core wait milliseconds for a CPU) catches up instead of losing the time.  16 KiB alone
+ * is 0.6 ms at 200 Mbit/s, and 1 ms late wake-ups held senders to 120 Mbit/s.
+ */
+#define OR_BURST_US          3000.0
+#define OR_INITIAL_RATE_MBPS 400.0
+/* Operations smaller than this many packets tell the incast nothing by their loss. */
+#define OR_LOSS_MIN_PKTS 1024
+/*
+ * A sender the endpoint refused does not try again for this many packets' time: the
+ * socket holds ~90.  Retrying at once cost a failed system call per packet received
+ * (receives keep the progress loop busy): eight refusals per packet sent, and the CPU
+ * two ranks per core need (4 MiB at 200 Mbit/s: 36,000 refusals, 200 ms of CPU per rank
+ * per 300 ms operation).
+ */
+#define OR_BLOCKED_SLEEP_PKTS 16.0
+/* An application that polled this recently is progressing its operation itself. */
+#define OR_APP_ACTIVE_US 2000
+/* The line rate the progress thread's longest sleep is sized for (see progress.c). */
+#define OR_IDLE_LINE_MBPS 10000
+/* Longest the idle progress thread sleeps in poll(): bounds a missed wake-up, nothing else. */
+#define OR_IDLE_POLL_MS 100
+/* Phases of an algorithm that declares none (Transpose). */
+#define OR_DEFAULT_PHASES 2
+
+struct or_rxbuf {
+	struct or_ofi_xfer x; /* first: the completion context */
+	struct or_bounded *b;
+	uint8_t *buf;
+};
+
+struct or_txbuf {
+	struct or_ofi_xfer x;
+	struct or_bounded *b;
+	uint8_t *buf;
+	struct or_txbuf *next;
+};
+
+struct or_parked {
+	uint16_t len;
+	uint8_t *data;
+};
+
+/* What this rank expects from one sender in one phase, and what arrived. */
+struct or_inbound {
+	uint32_t peer;
+	uint8_t *region;
+	size_t bytes;
+	size_t npkts;
+	size_t got_pkts;
+	uint8_t *seen; /* one byte per packet: simpler than bits, and small next to the data */
+	int last_seen;
+};
+
+/* What this rank sends to one peer in one phase. */
+struct or_outbound {
+	uint32_t peer;
+	const uint8_t *buf;
+	size_t bytes;
+	size_t npkts;
+	size_t next; /* packets sent so far */
+	size_t stride;
+	uint16_t contrib;
+};
+
+struct or_phase {
+	int begun;
+	int closed;
+	enum optireduce_phase_end end;
+	double start_us;
+	double end_us;
+	uint64_t deadline_us;
+	double last_arrival_us;
+	double last_flag_us; /* when the newest sender's LAST came (trace) */
+	uint32_t senders_expected;
+	uint32_t senders_last;
+	uint64_t bytes_expected;
+	uint64_t bytes_received;
+	/*
+	 * Peers of the phase.  With cap == comm size, in[] and out[] are indexed by rank;
+	 * with a smaller cap (an algorithm that declared few peers per phase, like the ring's
+	 * one neighbour each way) they are lists of nin / nout entries searched by peer.
+	 */
+	uint32_t cap;
+	uint32_t nin, nout;
+	struct or_inbound *in;   /* [cap] */
+	struct or_outbound *out; /* [cap] */
+	uint32_t *order;         /* indices into out[] in send order (incast rotation) */
+	uint32_t norder;
+	uint32_t group; /* first index in order of the current incast group */
+	uint32_t incast;
+	uint32_t turn; /* next peer of the group to send to: round-robin survives token waits */
+	int sent_all;
+};
+
+struct or_bounded_op {
+	struct or_coll *c;
+	size_t block_elems;
+	size_t user_bytes; /* the operation's size as the application gave it */
+	/* Declared by the algorithm (or_bop_set_phases), allocated on first use. */
+	struct or_phase *ph;
+	unsigned nphases;
+	unsigned status_split; /* phases [0, split) report in status slot 0, the rest in 1 */
+	/* What the network took: pacing follows it instead of probing past it. */
+	uint64_t sent_bytes;
+	double send_us;   /* summed over phases, from begin until the last packet left */
+	uint64_t blocked; /* sends the endpoint refused (its socket buffer was full) */
+	uint64_t sent_pkts;
+	double start_us; /* the core's entry, before encoding: the timeline starts here */
+	double encoded_us;
+};
+
+struct or_bounded {
+	struct optireduce_comm *comm;
+	struct or_ofi *ep;
+	size_t max_msg;
+	size_t payload;
+	struct or_rxbuf rx[OR_RX_RING];
+	size_t nrx; /* receive buffers in use: OR_RX_RING or what the endpoint accepts */
+	uint8_t *rx_mem;
+	struct or_txbuf tx[OR_TX_POOL];
+	uint8_t *tx_mem;
+	struct or_txbuf *tx_free;
+	struct or_parked *park;
+	size_t nparked;
+	struct or_bounded_op *op; /* the running operation, if any */
+	uint64_t seq_lo;          /* oldest operation not finished on this rank */
+	/* pacing */
+	struct or_pacer pace;
+	double tokens;
+	double last_refill_us;
+	double peer_loss;        /* worst loss peers reported in this operation, fraction */
+	double own_loss;         /* loss this rank saw in its last operation, reported in headers */
+	int blocked;             /* the last send found the endpoint full */
+	double blocked_until_us; /* no send is tried before this after a refusal */
+	double share; /* of pace.rate_mbps the current incast group may use, see or_bd_pump() */
+	uint64_t inject_state;
+	struct or_tmo tmo;
+	uint32_t *tmo_store;
+	struct optireduce_status stats; /* packet counters between operations */
+	/*
+	 * Two locks.  lock (recursive) guards the operation state above and is held by the
+	 * core while it works on the communicator.  ofi_lock guards the endpoint (libfabric
+	 * calls, FI_THREAD_DOMAIN), the free send buffers and the ready queue: receive
+	 * buffers whose packet was reaped but not handled yet (handling needs lock).
+	 */
+	pthread_mutex_t lock;
+	pthread_mutex_t ofi_lock;
+	struct or_rxbuf *ready[OR_RX_RING];
+	size_t ready_head, ready_count;
+	pthread_t thread;
+	int thread_running;
+	volatile int thread_stop;
+	size_t rcvbuf; /* the datagram socket's receive buffer, bytes; 0 if unknown */
+	int wait_fd;   /* readable when the endpoint has completions; -1: sleep and poll instead */
+	int wake[2];   /* a pipe: destroy wakes the progress thread out of poll() */
+	/* While an operation runs and the application keeps calling in, the progress thread
+	 * waits on op_done (with lock) instead of polling: see progress.c. */
+	pthread_cond_t op_done;
+	volatile int in_op;
+	/* The application's waits for lock while the progress thread held it, since the last
+	 * operation finished: the price of a thread that wakes for every early datagram. */
+	unsigned lock_waits;
+	double lock_wait_us;
+	double app_us; /* the application's last poll or wait */
+	void *scratch[OR_BOP_SCRATCH_SLOTS]; /* algorithms' buffers, kept across operations */
+	size_t scratch_cap[OR_BOP_SCRATCH_SLOTS];
+};
+
+static inline double or_bd_param_d(const struct or_bounded *b, enum or_param_id id)
+{
+	return or_param_double(&b->comm->params, id);
+}
+
+static inline int64_t or_bd_param_i(const struct or_bounded *b, enum or_param_id id)
+{
+	return or_param_int(&b->comm->params, id);
+}
+
+/* progress.c */
+void or_bd_sleep_us(long us);
+void or_bd_progress_start(struct or_bounded *b);
+void or_bd_progress_stop(struct or_bounded *b);
+
+/* rx.c */
+int or_bd_rx_post_all(struct or_bounded *b);
+int or_bd_reap(struct or_bounded *b);
+int or_bd_drain_ready(struct or_bounded *b);
+void or_bd_replay_parked(struct or_bounded *b);
+uint16_t or_bd_max_steps(uint32_t n);
+
+/* tx.c */
+void or_bd_tx_init(struct or_bounded *b);
+void or_bd_refill(struct or_bounded *b);
+int or_bd_pump(struct or_bounded *b, unsigned step);
+uint32_t or_bd_unsent_peers(const struct or_phase *ph);
+
+/* inject.c */
+int or_bd_inject_drop(struct or_bounded *b);
+
+/* phase.c */
+struct or_inbound *or_bd_inbound_of(struct or_phase *ph, uint32_t size, uint32_t sender);
+uint32_t or_bd_inbound_slots(const struct or_phase *ph, uint32_t size);
+void or_bd_free_phases(struct or_bounded_op *op);
+const char *or_bd_phase_end_name(enum optireduce_phase_end e);
+
+#endif /* OR_BOUNDED_INT_H */

@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The bounded channel of a communicator (docs/design.md, "Two modes"): its datagram
+ * endpoint, buffers, locks and timeout controller, set up and torn down here; the
+ * core's poll and wait.  Receive, send, phases, the estimate and the operation each
+ * live in a file of their own beside this one.
+ */
+#include <sched.h>
+#include <stdlib.h>
+
+#include "bounded_int.h"
+#include "wire.h"
+
+static void init_locks(struct or_bounded *b)
+{
+	/* recursive: the core's error path re-enters while it holds the lock */
+	pthread_mutexattr_t a;
+
+	pthread_mutexattr_init(&a);
+	pthread_mutexattr_settype(&a, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&b->lock, &a);
+	pthread_mutexattr_destroy(&a);
+	pthread_mutex_init(&b->ofi_lock, NULL);
+	pthread_cond_init(&b->op_done, NULL);
+}
+
+static void destroy_locks(struct or_bounded *b)
+{
+	pthread_mutex_destroy(&b->lock);
+	pthread_mutex_destroy(&b->ofi_lock);
+	pthread_cond_destroy(&b->op_done);
+}
+
+/* Payload per datagram: what the endpoint carries, or less if asked, whole elements. */
+static int size_payload(struct or_bounded *b)
+{
+	size_t want = (size_t)or_bd_param_i(b, OR_P_PACKET_PAYLOAD);
+
+	b->max_msg = or_ofi_max_msg(b->ep);
+	if (b->max_msg > 65535 + OR_WIRE_HDR_SIZE)
+		b->max_msg = 65535 + OR_WIRE_HDR_SIZE;
+	b->payload = b->max_msg - OR_WIRE_HDR_SIZE;
+	if (want && want < b->payload)
+		b->payload = want;
+	b->payload -= b->payload % 8; /* whole elements of every floating type */
+	return b->payload < 64 ? -OPTIREDUCE_EMSGSIZE : 0;
+}
+
+static int alloc_buffers(struct or_bounded *b)
+{
+	b->nrx = or_ofi_rx_depth(b->ep);
+	if (b->nrx == 0 || b->nrx > OR_RX_RING)
+		b->nrx = OR_RX_RING;
+	b->rx_mem = malloc(b->nrx * b->max_msg);
+	b->tx_mem = malloc(OR_TX_POOL * b->max_msg);
+	b->park = calloc(OR_PARK_MAX, sizeof(*b->park));
+	if (!b->rx_mem || !b->tx_mem || !b->park)
+		return -OPTIREDUCE_ENOMEM;
+	or_bd_tx_init(b);
+	return 0;
+}
+
+static void tmo_config(const struct or_bounded *b, struct or_tmo_config *cfg)
+{
+	uint32_t size = b->comm->size;
+
+	or_tmo_config_default(cfg);
+	cfg->nranks = size;
+	cfg->rank = b->comm->rank;
+	cfg->min_us = (uint64_t)or_bd_param_i(b, OR_P_TIMEOUT_MIN_US);
+	cfg->max_us = (uint64_t)or_bd_param_i(b, OR_P_TIMEOUT_MAX_US);
+	if (cfg->max_us < cfg->min_us)
+		cfg->max_us = cfg->min_us;
+	cfg->initial_us = cfg->max_us;
+	cfg->user_timeout_us = (uint64_t)or_bd_param_i(b, OR_P_TIMEOUT_US);
+	cfg->calib_ops = (uint32_t)or_bd_param_i(b, OR_P_CALIB_OPS);
+	cfg->calib_percentile = or_bd_param_d(b, OR_P_CALIB_PERCENTILE);
+	cfg->calib_margin = or_bd_param_d(b, OR_P_CALIB_MARGIN);
+	cfg->backoff_after_us = (uint64_t)or_bd_param_i(b, OR_P_BACKOFF_AFTER_US);
+	cfg->early_fraction = or_bd_param_d(b, OR_P_EARLY_FRACTION);
+	cfg->absent_factor = or_bd_param_d(b, OR_P_ABSENT_FACTOR);
+	/* Sooner than t_C would cut senders that are merely slower than the others. */
+	if (cfg->absent_factor > 0.0 && cfg->absent_factor < 1.0)
+		cfg->absent_factor = 1.0;
+	cfg->early_timeout = or_bd_param_i(b, OR_P_EARLY_TIMEOUT) != 0;
+	cfg->user_incast = (uint32_t)or_bd_param_i(b, OR_P_INCAST);
+	cfg->incast_initial = 0; /* every peer interleaved: see or_bd_pump() */
+	if (size > 1 && cfg->user_incast > size - 1)
+		cfg->user_incast = size - 1;
+}
+
+/* The deadline and incast controller; beyond OR_TMO_INLINE_RANKS its peer store is ours. */
+static int init_controller(struct or_bounded *b)
+{
+	struct or_tmo_config cfg;
+	uint32_t size = b->comm->size;
+
+	tmo_config(b, &cfg);
+	if (size <= OR_TMO_INLINE_RANKS)
+		return or_tmo_init(&b->tmo, &cfg) ? -OPTIREDUCE_EINVAL : 0;
+	b->tmo_store = calloc(OR_TMO_PEER_STORE_LEN(size), sizeof(uint32_t));
+	if (!b->tmo_store)
+		return -OPTIREDUCE_ENOMEM;
+	return or_tmo_init_store(&b->tmo, &cfg, b->tmo_store, OR_TMO_PEER_STORE_LEN(size))
+	           ? -OPTIREDUCE_EINVAL
+	           : 0;
+}
+
+int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bounded **out)
+{
+	struct or_bounded *b = calloc(1, sizeof(*b));
+	double rate;
+	int ret;
+
+	if (!b)
+		return -OPTIREDUCE_ENOMEM;
+	init_locks(b);
+	b->comm = comm;
+	b->wait_fd = b->wake[0] = b->wake[1] = -1;
+	ret = or_ofi_open(OR_OFI_DGRAM, or_param_str(&comm->params, OR_P_BOUNDED_PROVIDER),
+	                  same_host, &b->ep);
+	if (ret) {
+		destroy_locks(b);
+		free(b);
+		return ret;
+	}
+	ret = size_payload(b);
+	if (!ret)
+		ret = alloc_buffers(b);
+	if (ret) {
+		or_bounded_destroy(b);
+		return ret;
+	}
+	rate = or_bd_param_d(b, OR_P_PACING_RATE);
+	or_pacer_init(&b->pace, rate > 0 ? rate : OR_INITIAL_RATE_MBPS);
+	b->share = 1.0;
+	b->inject_state =
+	    (uint64_t)or_bd_param_i(b, OR_P_INJECT_SEED) * 0x100000001b3ull + comm->rank;
+	ret = init_controller(b);
+	if (ret) {
+		or_bounded_destroy(b);
+		return ret;
+	}
+	*out = b;
+	return 0;
+}
+
+void or_bounded_destroy(struct or_bounded *b)
+{
+	if (!b)
+		return;
+	or_bd_progress_stop(b);
+	or_ofi_close(b->ep);
+	for (size_t i = 0; i < b->nparked; i++)
+		free(b->park[i].data);
+	free(b->park);
+	free(b->rx_mem);
+	free(b->tx_mem);
+	free(b->tmo_store);
+	for (unsigned i = 0; i < OR_BOP_SCRATCH_SLOTS; i++)
+		free(b->scratch[i]);
+	destroy_locks(b);
+	free(b);
+}
+
+const char *or_bounded_provider(const struct or_bounded *b)
+{
+	return or_ofi_provider_name(b->ep);
+}
+
+int or_bounded_getname(struct or_bounded *b, void *buf, size_t *len)
+{
+	return or_ofi_getname(b->ep, buf, len);
+}
+
+int or_bounded_connect(struct or_bounded *b, const void *names, size_t stride)
+{
+	int ret = or_ofi_av_insert(b->ep, names, stride, b->comm->size);
+
+	if (!ret)
+		ret = or_bd_rx_post_all(b);
+	if (!ret && or_bd_param_i(b, OR_P_SOCKET_RCVBUF)) {
+		size_t got = or_ofi_set_rcvbuf(b->ep, (size_t)or_bd_param_i(b, OR_P_SOCKET_RCVBUF));
+		b->rcvbuf = got;
+		or_log(OR_LOG_INFO, "datagram socket receive buffer: %zu bytes%s", got,
+		       got ? "" : " (no socket found: left as the provider made it)");
+	}
+	if (!ret && or_bd_param_i(b, OR_P_PROGRESS_THREAD) && b->comm->size > 1)
+		or_bd_progress_start(b);
+	return ret;
+}
+
+void or_bounded_lock(struct or_bounded *b)
+{
+	double t0;
+
+	if (pthread_mutex_trylock(&b->lock) == 0)
+		return;
+	t0 = or_now_us();
+	pthread_mutex_lock(&b->lock);
+	b->lock_waits++;
+	b->lock_wait_us += or_now_us() - t0;
+}
+
+void or_bounded_unlock(struct or_bounded *b)
+{
+	pthread_mutex_unlock(&b->lock);
+}
+
+/* The first phase still sending, or NULL. */
+static struct or_phase *sending_phase(struct or_bounded_op *op, unsigned *step)
+{
+	for (unsigned p = 0; op && p < op->nphases; p++) {
+		struct or_phase *ph = &op->ph[p];
+		if (ph->begun && !ph->closed && ph->group < ph->norder) {
+			*step = p;
+			return ph;
+		}
+	}
+	return NULL;
+}
+
+int or_bounded_poll(struct or_bounded *b)
+{
+	unsigned step;
+	int ret, sent;
+
+	b->app_us = or_now_us();
+	ret = or_bd_reap(b);
+	if (ret < 0)
+		return ret;
+	ret += or_bd_drain_ready(b);
+	if (!sending_phase(b->op, &step))
+		return ret;
+	/*
+	 * Only packets sent are activity: a pass that sent nothing must let the caller sleep
+	 * until tokens or the socket allow.  Counting the attempt kept the wait loop spinning
+	 * through whole phases: 150,000 empty polls, each a failed recvmsg, per 4 MiB
+	 * operation.
+	 */
+	sent = or_bd_pump(b, step);
+	return sent < 0 ? sent : ret + sent;
+}
+
+int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms)
+{
+	unsigned step;
+	double need, us;
+	int ret;
+
+	b->app_us = or_now_us();
+	if (!b->op)
+		return or_ofi_wait(rdm, timeout_ms);
+	if (!sending_phase(b->op, &step)) {
+		pthread_mutex_lock(&b->ofi_lock);
+		ret = b->ready_count ? 1 : or_ofi_wait(b->ep, 1);
+		pthread_mutex_unlock(&b->ofi_lock);
+		return ret;
+	}
+	/* Sends waiting for tokens sleep until the bucket holds a packet, not spin: ranks that
+	 * share a core need it to drain their sockets instead of dropping datagrams.  The
+	 * progress thread keeps reaping meanwhile. */
+	or_bd_refill(b);
+	need = (double)(b->max_msg) - b->tokens;
+	us = need > 0 ? need * 8.0 / (b->pace.rate_mbps * b->share) : 0;
+	/* A full socket: until the next try, not a spin. */
+	if (b->blocked) {
+		double left = b->blocked_until_us - or_now_us();
+		if (left > us)
+			us = left;
+	}
+	if (us >= 5)
+		or_bd_sleep_us(us < 1000 ? (long)us : 1000);
+	else
+		sched_yield();
+	return or_bd_reap(b);
+}

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Receive side of the bounded channel: a pre-posted ring of receive buffers, drained
+ * into a ready queue by whichever thread reaps the endpoint; each packet is decoded and
+ * validated (docs/design.md, "Wire format"), parked if its operation has not declared
+ * its regions yet, and placed into its sender's region otherwise.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bounded_int.h"
+#include "wire.h"
+
+/* With ofi_lock held. */
+static int post_rx(struct or_bounded *b, struct or_rxbuf *r)
+{
+	return or_ofi_recv(b->ep, r->buf, b->max_msg, &r->x);
+}
+
+/* Under ofi_lock, from whichever thread reaped it: handled later, under lock. */
+static void on_rx(void *arg)
+{
+	struct or_rxbuf *r = arg;
+	struct or_bounded *b = r->b;
+
+	b->ready[(b->ready_head + b->ready_count) % b->nrx] = r;
+	b->ready_count++; /* cannot overflow: one slot per receive buffer */
+}
+
+int or_bd_rx_post_all(struct or_bounded *b)
+{
+	int ret = 0;
+
+	for (size_t i = 0; i < b->nrx && !ret; i++) {
+		b->rx[i].b = b;
+		b->rx[i].buf = b->rx_mem + i * b->max_msg;
+		b->rx[i].x.cb = on_rx;
+		b->rx[i].x.cb_arg = &b->rx[i];
+		ret = post_rx(b, &b->rx[i]);
+	}
+	return ret;
+}
+
+/* Reaps completions into the ready queue and the free send list; returns how many. */
+int or_bd_reap(struct or_bounded *b)
+{
+	int n;
+
+	pthread_mutex_lock(&b->ofi_lock);
+	n = or_ofi_poll(b->ep, 256);
+	pthread_mutex_unlock(&b->ofi_lock);
+	return n;
+}
+
+/*
+ * Most steps any operation on a communicator of n ranks may declare: the ring's 2(n-1), at
+ * least the default 2, at most what the 16-bit step field holds.  Packets of operations not
+ * started yet are parked when their step is below it.
+ */
+uint16_t or_bd_max_steps(uint32_t n)
+{
+	uint64_t m = n > 1 ? 2 * (uint64_t)(n - 1) : 0;
+	if (m < OR_DEFAULT_PHASES)
+		m = OR_DEFAULT_PHASES;
+	return m > UINT16_MAX ? UINT16_MAX : (uint16_t)m;
+}
+
+static void park(struct or_bounded *b, const uint8_t *pkt, size_t len)
+{
+	uint8_t *copy;
+
+	if (b->nparked >= OR_PARK_MAX) {
+		b->stats.packets_invalid++; /* dropped for lack of room: counted, never kept */
+		return;
+	}
+	copy = malloc(len);
+	if (!copy)
+		return;
+	memcpy(copy, pkt, len);
+	b->park[b->nparked].data = copy;
+	b->park[b->nparked].len = (uint16_t)len;
+	b->nparked++;
+	b->stats.packets_parked++;
+}
+
+/* The packet fits its sender's region of this phase: whole packets, the short one last. */
+static int fits_region(const struct or_bounded *b, const struct or_bounded_op *op,
+                       const struct or_inbound *in, const struct or_wire_hdr *h)
+{
+	return in && in->region && h->sender != op->c->rank &&
+	       (size_t)h->offset + h->length <= in->bytes && h->offset % b->payload == 0 &&
+	       (h->length == b->payload || (size_t)h->offset + h->length == in->bytes);
+}
+
+/*
+ * A sender sends its phases in order (or_bd_pump() finishes one before it starts the
+ * next, and a phase closes only once its sends are out), so a packet of a later step says
+ * every earlier phase of it is complete, as a LAST would: both copies of a LAST can be
+ * lost together when a receiver's socket overflows.  Marks are made newest first and
+ * always cover every earlier phase, so the first phase found marked ends the walk: a
+ * packet costs O(1) here, not O(steps).
+ */
+static void mark_earlier_phases_sent(struct or_bounded_op *op, const struct or_wire_hdr *h)
+{
+	for (unsigned p = h->step; p-- > 0;) {
+		struct or_inbound *before = or_bd_inbound_of(&op->ph[p], op->c->size, h->sender);
+		if (!before || !before->npkts)
+			continue;
+		if (before->last_seen)
+			break;
+		before->last_seen = 1;
+		op->ph[p].senders_last++;
+	}
+}
+
+/* The packet's payload into its place; what it tells of the sender's loss and deadline. */
+static void place(struct or_bounded *b, struct or_phase *ph, struct or_inbound *in,
+                  const struct or_wire_hdr *h, const uint8_t *payload)
+{
+	struct or_coll *c = b->op->c;
+
+	memcpy(in->region + h->offset, payload, h->length);
+	ph->bytes_received += h->length;
+	ph->last_arrival_us = or_now_us();
+	if ((double)h->loss / 65535.0 > b->peer_loss)
+		b->peer_loss = (double)h->loss / 65535.0;
+	if (h->timeout_est_us)
+		or_tmo_peer_estimate(&b->tmo, h->sender, c->count * c->esize, h->timeout_est_us);
+	b->stats.packets_received++;
+}
+
+static void deliver(struct or_bounded *b, const struct or_wire_hdr *h, const uint8_t *payload)
+{
+	struct or_bounded_op *op = b->op;
+	struct or_phase *ph;
+	struct or_inbound *in;
+	size_t idx;
+
+	if (h->step >= op->nphases || !op->ph) {
+		b->stats.packets_invalid++;
+		return;
+	}
+	ph = &op->ph[h->step];
+	in = or_bd_inbound_of(ph, op->c->size, h->sender);
+	/* Validity first, so that a malformed packet is counted invalid even if late. */
+	if (!fits_region(b, op, in, h)) {
+		b->stats.packets_invalid++;
+		return;
+	}
+	mark_earlier_phases_sent(op, h);
+	if (ph->closed) {
+		b->stats.packets_stale++;
+		return;
+	}
+	/* LAST before the duplicate check: the flagged copy may come after a plain one. */
+	if ((h->flags & OR_WIRE_FLAG_LAST) && !in->last_seen) {
+		in->last_seen = 1;
+		ph->senders_last++;
+		ph->last_flag_us = or_now_us();
+	}
+	idx = h->offset / b->payload;
+	if (in->seen[idx]) {
+		b->stats.packets_duplicate++;
+		return;
+	}
+	in->seen[idx] = 1;
+	in->got_pkts++;
+	place(b, ph, in, h, payload);
+}
+
+/* Delivers, parks or drops (counting why) one datagram. */
+static void handle_packet(struct or_bounded *b, const uint8_t *pkt, size_t len)
+{
+	struct or_wire_hdr h;
+	/* Each sender's region is checked on delivery: validation has no step_bytes. */
+	struct or_wire_expect e = {
+	    .comm_id = b->comm->id,
+	    .nranks = b->comm->size,
+	    .seq_lo = b->seq_lo,
+	    .seq_hi = b->seq_lo + OR_SEQ_WINDOW,
+	    .nsteps = or_bd_max_steps(b->comm->size),
+	    .max_contrib = (uint16_t)(b->comm->size > 65535 ? 65535 : b->comm->size),
+	};
+	int ret = or_wire_decode(pkt, len, &h);
+
+	/* The running operation accepts only the steps its algorithm declared. */
+	if (!ret && b->op && h.seq == b->op->c->seq && b->op->ph)
+		e.nsteps = (uint16_t)b->op->nphases;
+	if (!ret)
+		ret = or_wire_validate(&h, &e);
+	if (ret == OR_WIRE_EWINDOW_OLD) {
+		b->stats.packets_stale++;
+		return;
+	}
+	if (ret) {
+		b->stats.packets_invalid++;
+		or_log(OR_LOG_PACKET, "dropped packet: %s", or_wire_reject_name(ret));
+		return;
+	}
+	/* Kept until the operation's algorithm has declared its phases and regions. */
+	if (!b->op || h.seq != b->op->c->seq || !b->op->ph) {
+		park(b, pkt, len);
+		return;
+	}
+	deliver(b, &h, pkt + OR_WIRE_HDR_SIZE);
+}
+
+/* With lock held: handles the packets reaped so far and gives their buffers back. */
+int or_bd_drain_ready(struct or_bounded *b)
+{
+	int total = 0;
+
+	for (;;) {
+		struct or_rxbuf *batch[64];
+		size_t n = 0;
+
+		pthread_mutex_lock(&b->ofi_lock);
+		while (n < 64 && b->ready_count) {
+			batch[n++] = b->ready[b->ready_head];
+			b->ready_head = (b->ready_head + 1) % b->nrx;
+			b->ready_count--;
+		}
+		pthread_mutex_unlock(&b->ofi_lock);
+		if (!n)
+			return total;
+		for (size_t i = 0; i < n; i++) {
+			struct or_rxbuf *r = batch[i];
+			if (!r->x.error)
+				handle_packet(b, r->buf, r->x.len);
+			else if (r->x.error != -OPTIREDUCE_ECANCELED)
+				b->stats.packets_invalid++;
+		}
+		pthread_mutex_lock(&b->ofi_lock);
+		for (size_t i = 0; i < n; i++)
+			post_rx(b, batch[i]); /* a failure here only shrinks the ring */
+		pthread_mutex_unlock(&b->ofi_lock);
+		total += (int)n;
+	}
+}
+
+/* Packets parked for the operation that just started are delivered now. */
+void or_bd_replay_parked(struct or_bounded *b)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < b->nparked; i++) {
+		struct or_parked p = b->park[i];
+		struct or_wire_hdr h;
+		if (or_wire_decode(p.data, p.len, &h) == 0 && h.seq == b->op->c->seq) {
+			deliver(b, &h, p.data + OR_WIRE_HDR_SIZE);
+			free(p.data);
+		} else if (or_wire_decode(p.data, p.len, &h) == 0 && h.seq < b->seq_lo) {
+			b->stats.packets_stale++;
+			free(p.data);
+		} else {
+			b->park[keep++] = p;
+		}
+	}
+	b->nparked = keep;
+}

@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Send side of the bounded channel (docs/design.md, "Pacing"): a token bucket at the
+ * pacer's rate, a pool of send buffers, and the pump that feeds a phase's peers in
+ * incast groups, round-robin within a group.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "bounded_int.h"
+#include "wire.h"
+
+static void on_tx(void *arg)
+{
+	struct or_txbuf *t = arg;
+
+	t->next = t->b->tx_free;
+	t->b->tx_free = t;
+}
+
+void or_bd_tx_init(struct or_bounded *b)
+{
+	for (size_t i = 0; i < OR_TX_POOL; i++) {
+		b->tx[i].b = b;
+		b->tx[i].buf = b->tx_mem + i * b->max_msg;
+		b->tx[i].x.cb = on_tx;
+		b->tx[i].x.cb_arg = &b->tx[i];
+		b->tx[i].next = b->tx_free;
+		b->tx_free = &b->tx[i];
+	}
+}
+
+void or_bd_refill(struct or_bounded *b)
+{
+	double now = or_now_us();
+	double bytes_per_us = b->pace.rate_mbps * b->share / 8.0; /* Mbit/s = bytes/us * 8 */
+	double cap = OR_BURST_US * bytes_per_us;
+
+	if (cap < OR_BURST_BYTES)
+		cap = OR_BURST_BYTES;
+	b->tokens += (now - b->last_refill_us) * bytes_per_us;
+	if (b->tokens > cap)
+		b->tokens = cap;
+	b->last_refill_us = now;
+}
+
+/* Peers of ph whose packets have not all been handed to the endpoint (extra LAST copies
+ * aside); the groups before ph->group are done. */
+uint32_t or_bd_unsent_peers(const struct or_phase *ph)
+{
+	uint32_t unsent = 0;
+
+	for (uint32_t i = ph->group; i < ph->norder; i++)
+		unsent += ph->out[ph->order[i]].next < ph->out[ph->order[i]].npkts;
+	return unsent;
+}
+
+/*
+ * Pacing's "took" is bytes over the time until the phase's last packet left.  Noted when
+ * each peer's last packet goes, not only when the pump finds the phase done: the phase may
+ * close (all its data in) before the extra copies of the LASTs are out, and then the pump
+ * never looks at it again.
+ */
+static void note_sent_all(struct or_bounded *b, struct or_phase *ph, unsigned step)
+{
+	double took_us;
+
+	if (ph->sent_all || or_bd_unsent_peers(ph))
+		return;
+	took_us = or_now_us() - ph->start_us;
+	ph->sent_all = 1;
+	b->op->send_us += took_us;
+	or_log(OR_LOG_TRACE, "op %llu phase %u: last packet sent after %.0f us",
+	       (unsigned long long)b->op->c->seq, step, took_us);
+}
+
+/* A full socket drains at the link's rate: a few packets' time there. */
+static double blocked_wait_us(const struct or_bounded *b)
+{
+	double mbps = b->pace.took_mbps > 0 ? b->pace.took_mbps : b->pace.rate_mbps * b->share;
+	return OR_BLOCKED_SLEEP_PKTS * (double)b->max_msg * 8.0 / mbps;
+}
+
+static void fill_header(const struct or_bounded *b, const struct or_outbound *o, unsigned step,
+                        size_t nth, size_t off, size_t len, struct or_wire_hdr *h)
+{
+	const struct or_coll *c = b->op->c;
+
+	h->magic = OR_WIRE_MAGIC;
+	h->version = OR_WIRE_VERSION;
+	h->flags = nth + 1 == o->npkts ? OR_WIRE_FLAG_LAST : 0;
+	h->step = (uint16_t)step;
+	h->comm_id = b->comm->id;
+	h->sender = b->comm->rank;
+	h->seq = c->seq;
+	h->offset = (uint32_t)off;
+	h->length = (uint16_t)len;
+	h->contrib = o->contrib;
+	h->timeout_est_us = or_tmo_local_estimate(&b->tmo, c->count * c->esize);
+	h->loss = (uint16_t)lrint(b->own_loss * 65535.0);
+}
+
+/*
+ * Header and payload into a free send buffer, handed to the endpoint: 0, 1 when no send
+ * buffer is free (not a refusal: the sender only waits for one), or a negative code.
+ */
+static int hand_to_endpoint(struct or_bounded *b, uint32_t peer, const struct or_wire_hdr *h,
+                            const uint8_t *payload)
+{
+	struct or_txbuf *t;
+	int ret;
+
+	pthread_mutex_lock(&b->ofi_lock);
+	t = b->tx_free;
+	if (!t) {
+		pthread_mutex_unlock(&b->ofi_lock);
+		return 1;
+	}
+	b->tx_free = t->next;
+	or_wire_encode(h, t->buf, b->max_msg);
+	memcpy(t->buf + OR_WIRE_HDR_SIZE, payload, h->length);
+	ret = or_ofi_send(b->ep, peer, t->buf, h->length + OR_WIRE_HDR_SIZE, &t->x);
+	if (ret) {
+		t->next = b->tx_free;
+		b->tx_free = t;
+	}
+	pthread_mutex_unlock(&b->ofi_lock);
+	if (ret == -OPTIREDUCE_EAGAIN) {
+		b->op->blocked++;
+		b->blocked = 1;
+		b->blocked_until_us = or_now_us() + blocked_wait_us(b);
+	}
+	return ret;
+}
+
+/* Sends the next packet of o; returns 1 if sent, 0 if it must wait, < 0 on error. */
+static int send_one(struct or_bounded *b, struct or_phase *ph, unsigned step, struct or_outbound *o)
+{
+	struct or_bounded_op *op = b->op;
+	struct or_wire_hdr h = {0};
+	/* One extra copy of the last packet: early timeout waits for LAST from every sender. */
+	size_t nth = o->next < o->npkts ? o->next : o->npkts - 1;
+	size_t idx = (nth * o->stride) % o->npkts;
+	size_t off = idx * b->payload;
+	size_t len = o->bytes - off < b->payload ? o->bytes - off : b->payload;
+	int ret;
+
+	if (b->tokens < (double)(len + OR_WIRE_HDR_SIZE))
+		return 0;
+	fill_header(b, o, step, nth, off, len, &h);
+	/* The last packets are sent whatever the injected loss: early timeout needs LAST, and a
+	 * LAST that never comes only costs time, which the deadline bounds anyway. */
+	if (!(h.flags & OR_WIRE_FLAG_LAST) && or_bd_inject_drop(b)) {
+		o->next++;
+		b->tokens -= (double)(len + OR_WIRE_HDR_SIZE);
+		b->stats.packets_sent++;
+		return 1;
+	}
+	ret = hand_to_endpoint(b, o->peer, &h, o->buf + off);
+	if (ret)
+		return ret == -OPTIREDUCE_EAGAIN || ret == 1 ? 0 : ret;
+	b->blocked = 0;
+	o->next++;
+	b->tokens -= (double)(len + OR_WIRE_HDR_SIZE);
+	op->sent_bytes += len + OR_WIRE_HDR_SIZE;
+	op->sent_pkts++;
+	b->stats.packets_sent++;
+	if (o->next == o->npkts)
+		note_sent_all(b, ph, step);
+	return 1;
+}
+
+/*
+ * Sends of a phase go to peers in incast groups: the current group's peers
+ * get packets round-robin; the next group starts when the current one is done.
+ * Returns the packets sent (0: tokens or the endpoint hold us back), or < 0 on error.
+ */
+int or_bd_pump(struct or_bounded *b, unsigned step)
+{
+	struct or_phase *ph = &b->op->ph[step];
+	int budget = 64; /* then return, so receives are reaped between bursts */
+
+	/*
+	 * A group smaller than the phase's peers is a sequence that senders go through at
+	 * different speeds, so several can be on one receiver at once.  Each peer therefore
+	 * gets the share it would get in a full round (rate / peers), whatever the group: a
+	 * smaller incast is gentler and slower, never a larger burst on one receiver.
+	 */
+	b->share = ph->norder > ph->incast ? (double)ph->incast / (double)ph->norder : 1.0;
+	if (b->blocked && or_now_us() < b->blocked_until_us)
+		return 0;
+	or_bd_refill(b);
+	while (ph->group < ph->norder && budget > 0) {
+		uint32_t end = ph->group + ph->incast, width;
+		int progressed = 0, pending = 0;
+
+		if (end > ph->norder)
+			end = ph->norder;
+		width = end - ph->group;
+		/*
+		 * Start where the last call stopped: with tokens for one packet per call,
+		 * restarting at the group's first peer would send it everything first and turn
+		 * the group into a sequence, so receivers would see senders drift into incast.
+		 */
+		for (uint32_t k = 0; k < width && budget > 0; k++) {
+			uint32_t i = ph->group + (ph->turn + k) % width;
+			struct or_outbound *o = &ph->out[ph->order[i]];
+			int ret;
+			if (o->next >= o->npkts + (o->npkts > 0))
+				continue;
+			pending = 1;
+			ret = send_one(b, ph, step, o);
+			if (ret < 0)
+				return ret;
+			if (ret == 0) {
+				ph->turn = (ph->turn + k) % width;
+				break;
+			}
+			progressed = 1;
+			budget--;
+			if (k + 1 == width || budget == 0)
+				ph->turn = (ph->turn + k + 1) % width;
+		}
+		if (!pending) {
+			ph->group = end;
+			ph->turn = 0;
+			continue;
+		}
+		if (!progressed)
+			break;
+	}
+	if (ph->group >= ph->norder)
+		note_sent_all(b, ph, step);
+	return 64 - budget;
+}
