@@ -45,7 +45,7 @@ extern "C" {
 #pragma GCC visibility push(default)
 #endif
 
-/* Why a call went to PMPI_Allreduce.  Indexes optireduce_pmpi_stats.to_pmpi_by_reason. */
+/* Why a call went to PMPI_Allreduce (PMPI_Iallreduce).  Indexes optireduce_pmpi_stats.to_pmpi_by_reason. */
 enum optireduce_pmpi_reason {
 	OPTIREDUCE_PMPI_REASON_INACTIVE,    /* before MPI_Init or from MPI_Finalize on */
 	OPTIREDUCE_PMPI_REASON_DISABLED,    /* OPTIREDUCE_PMPI_ENABLE=0 */
@@ -59,6 +59,7 @@ enum optireduce_pmpi_reason {
 	OPTIREDUCE_PMPI_REASON_UNAVAILABLE, /* liboptireduce communicator creation failed */
 	OPTIREDUCE_PMPI_REASON_BUSY,        /* concurrent call on one communicator */
 	OPTIREDUCE_PMPI_REASON_FORTRAN,     /* Fortran MPI_BOTTOM or unknown sentinels */
+	OPTIREDUCE_PMPI_REASON_NOPROGRESS,  /* MPI_Iallreduce: this MPI has no progress hook */
 	OPTIREDUCE_PMPI_REASON_COUNT
 };
 
@@ -66,18 +67,20 @@ enum optireduce_pmpi_reason {
 
 /* Counters of this process since it started. */
 struct optireduce_pmpi_stats {
-	uint64_t calls;            /* MPI_Allreduce calls intercepted (C and Fortran) */
+	uint64_t calls;            /* MPI_Allreduce and MPI_Iallreduce calls intercepted */
 	uint64_t served_exact;     /* ran on liboptireduce's exact channel */
 	uint64_t served_bounded;   /* ran on the bounded channel */
 	uint64_t bounded_declined; /* policy chose bounded, bounded unavailable: ran exact
 	                              (also counted in served_exact) */
-	uint64_t to_pmpi;          /* went to PMPI_Allreduce */
+	uint64_t to_pmpi;          /* went to PMPI_Allreduce or PMPI_Iallreduce */
 	uint64_t to_pmpi_by_reason[OPTIREDUCE_PMPI_MAX_REASONS];
 	uint64_t bytes_exact;
 	uint64_t bytes_bounded;
 	uint64_t errors;        /* liboptireduce failed an operation (MPI error raised) */
 	uint64_t comms_created; /* liboptireduce communicators (exact and bounded) */
 	uint64_t comms_destroyed;
+	uint64_t nonblocking_calls;  /* of calls: MPI_Iallreduce */
+	uint64_t nonblocking_served; /* of served_exact + served_bounded: MPI_Iallreduce */
 };
 
 /* Copies the counters; returns 0, or -22 (EINVAL) for a NULL out. */
