@@ -85,11 +85,11 @@ void orp_shutdown(void)
 {
 	if (atomic_exchange(&phase, PHASE_DOWN) != PHASE_ACTIVE)
 		return;
-	if (orp_world_rank == 0 && (orp_cfg.print_stats || orp_log_level >= ORP_LOG_INFO))
-		orp_stats_print();
 	/* Finishes every pending MPI_Iallreduce, then nothing is left for MPI's progress engine. */
 	orp_comm_destroy_all();
 	orp_progress_stop();
+	if (orp_world_rank == 0 && (orp_cfg.print_stats || orp_log_level >= ORP_LOG_INFO))
+		orp_stats_print();
 	/* Legal while MPI_COMM_SELF still holds it, even from its own callback. */
 	PMPI_Comm_free_keyval(&self_keyval);
 }
