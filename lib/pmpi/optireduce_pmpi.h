@@ -1,16 +1,19 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * liboptireduce_pmpi: MPI_Allreduce on liboptireduce for unmodified MPI
- * programs, by LD_PRELOAD or by linking it before -lmpi:
+ * liboptireduce_pmpi: MPI_Allreduce and MPI_Iallreduce on liboptireduce for
+ * unmodified MPI programs, by LD_PRELOAD or by linking it before -lmpi:
  *
  *   mpirun -x LD_PRELOAD=/path/liboptireduce_pmpi.so ./app
  *
  * A call runs on liboptireduce when it can be served exactly as MPI defines
  * it (predefined integer or floating datatype the library has, MPI_SUM,
  * MPI_PROD, MPI_MIN or MPI_MAX, an intracommunicator of 2 or more ranks);
- * every other call goes to PMPI_Allreduce.  Exact mode unless
+ * every other call goes to PMPI_Allreduce.  MPI_Iallreduce follows the
+ * same rules and returns an MPI generalized request, progressed by Open
+ * MPI's progress engine (see optireduce_pmpi(7)).  Exact mode unless
  * OPTIREDUCE_PMPI_BOUNDED selects floating SUM calls for bounded mode.
  *
- * Environment (read once, at the first MPI_Allreduce; must be the same on
+ * Environment (read once, at the first intercepted call; must be the same on
  * every rank):
  *   OPTIREDUCE_PMPI_ENABLE=0          every call goes to PMPI_Allreduce
  *   OPTIREDUCE_PMPI_BOUNDED=rules     floating SUM calls that may run bounded
