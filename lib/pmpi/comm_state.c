@@ -186,8 +186,7 @@ static void create_channels(struct orp_comm *st, MPI_Comm comm)
 		if (st->rank == 0)
 			orp_log(atomic_exchange(&warned, 1) ? ORP_LOG_INFO : ORP_LOG_WARN,
 			        "%s: liboptireduce unavailable (%s), MPI_Allreduce goes to PMPI",
-			        st->name,
-			        ret ? orp_strerror(ret) : "failed on another rank");
+			        st->name, ret ? orp_strerror(ret) : "failed on another rank");
 		if (st->exact)
 			orp_core.comm_destroy(st->exact);
 		st->exact = NULL;

@@ -40,8 +40,8 @@ static void *open_core(void)
 		const char *slash = strrchr(info.dli_fname, '/');
 		size_t dir = slash ? (size_t)(slash - info.dli_fname) : 0;
 		for (size_t i = 0; slash && i < sizeof(names) / sizeof(names[0]); i++) {
-			if ((size_t)snprintf(path, sizeof(path), "%.*s/%s", (int)dir, info.dli_fname,
-			                     names[i]) >= sizeof(path))
+			if ((size_t)snprintf(path, sizeof(path), "%.*s/%s", (int)dir,
+			                     info.dli_fname, names[i]) >= sizeof(path))
 				continue;
 			h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 			if (h)

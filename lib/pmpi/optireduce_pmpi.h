@@ -48,7 +48,8 @@ extern "C" {
 #pragma GCC visibility push(default)
 #endif
 
-/* Why a call went to PMPI_Allreduce (PMPI_Iallreduce).  Indexes optireduce_pmpi_stats.to_pmpi_by_reason. */
+/* Why a call went to PMPI_Allreduce (PMPI_Iallreduce).  Indexes
+ * optireduce_pmpi_stats.to_pmpi_by_reason. */
 enum optireduce_pmpi_reason {
 	OPTIREDUCE_PMPI_REASON_INACTIVE,    /* before MPI_Init or from MPI_Finalize on */
 	OPTIREDUCE_PMPI_REASON_DISABLED,    /* OPTIREDUCE_PMPI_ENABLE=0 */

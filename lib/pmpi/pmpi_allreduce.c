@@ -20,7 +20,7 @@ static int to_pmpi(enum optireduce_pmpi_reason reason, const void *sbuf, void *r
 }
 
 int orp_check_call(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                      MPI_Comm comm, enum optireduce_dtype *odt, enum optireduce_op *oop)
+                   MPI_Comm comm, enum optireduce_dtype *odt, enum optireduce_op *oop)
 {
 	if (!orp_active())
 		return OPTIREDUCE_PMPI_REASON_INACTIVE;

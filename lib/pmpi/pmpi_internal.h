@@ -32,7 +32,8 @@ struct orp_core {
 	                 enum optireduce_dtype dtype, enum optireduce_op op,
 	                 struct optireduce_status *status);
 	int (*iallreduce)(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
-	                  enum optireduce_dtype dtype, enum optireduce_op op, optireduce_req_t **req);
+	                  enum optireduce_dtype dtype, enum optireduce_op op,
+	                  optireduce_req_t **req);
 	int (*test)(optireduce_req_t *req);
 	int (*wait)(optireduce_req_t *req, struct optireduce_status *status);
 	const char *(*strerror)(int err);
@@ -41,8 +42,8 @@ struct orp_core {
 	const char *(*op_name)(enum optireduce_op op);
 };
 extern struct orp_core orp_core;
-int orp_core_load(void);              /* 0 when the table is filled; tried once */
-const char *orp_strerror(int err);    /* also before the library is loaded */
+int orp_core_load(void);           /* 0 when the table is filled; tried once */
+const char *orp_strerror(int err); /* also before the library is loaded */
 
 /* config.c: the environment, read once at the first MPI_Allreduce or MPI_Iallreduce. */
 struct orp_config {
@@ -118,7 +119,7 @@ extern atomic_int orp_pending; /* operations started and not completed, all comm
 int orp_iops_complete(struct orp_comm *st, int wait);
 
 /* progress.c: MPI's progress engine calls liboptireduce's while operations are pending. */
-int orp_progress_init(void);  /* looks the hook up; 0 if MPI has one */
+int orp_progress_init(void); /* looks the hook up; 0 if MPI has one */
 void orp_progress_stop(void);
 
 /* pmpi_allreduce.c: the routing shared by the C and Fortran entry points. */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Counters of where MPI_Allreduce and MPI_Iallreduce calls went, and their report at MPI_Finalize. */
+/* Counters of where MPI_Allreduce and MPI_Iallreduce calls went, and their report at MPI_Finalize.
+ */
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>

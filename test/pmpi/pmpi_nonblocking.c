@@ -93,8 +93,7 @@ static void check_coll_status(const MPI_Status *st, const char *what, int error_
 		     st->MPI_ERROR);
 }
 
-static void iallreduce_float(const void *sbuf, float *rbuf, long n, MPI_Comm comm,
-                             MPI_Request *req)
+static void iallreduce_float(const void *sbuf, float *rbuf, long n, MPI_Comm comm, MPI_Request *req)
 {
 	started++;
 	MPI_Iallreduce(sbuf, rbuf, (int)n, MPI_FLOAT, MPI_SUM, comm, req);
@@ -315,7 +314,7 @@ static void test_many(void)
 
 int main(int argc, char **argv)
 {
-	static const char *const multi[] = {"waitall", "testall", "waitany",
+	static const char *const multi[] = {"waitall", "testall",  "waitany",
 	                                    "testany", "waitsome", "testsome"};
 	struct optireduce_pmpi_stats a, b;
 	MPI_Comm dup, keep;
