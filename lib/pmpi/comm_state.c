@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * liboptireduce state per MPI communicator, cached as an MPI attribute.
  *
@@ -10,12 +11,16 @@
  * bounded policy picks, a bounded one.  MPI_Comm_free deletes the
  * attribute, whose callback destroys the state; MPI_Comm_dup does not copy
  * it.  Live states are listed so the shutdown can delete those of
- * communicators the program never freed.
+ * communicators the program never freed, and so MPI's progress engine can
+ * complete their MPI_Iallreduce operations.  MPI_Comm_free and MPI_Finalize
+ * are collective, so every rank finishes the pending operations there
+ * before the channels go away.
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "optireduce_mpi.h"
 #include "pmpi_internal.h"
@@ -34,16 +39,20 @@ static void state_free(struct orp_comm *st)
 	if (st->next)
 		st->next->prev = st->prev;
 	pthread_mutex_unlock(&list_lock);
+	pthread_mutex_lock(&st->lock);
+	orp_iops_complete(st, 1);
 	if (st->bounded) {
-		optireduce_comm_destroy(st->bounded);
+		orp_core.comm_destroy(st->bounded);
 		orp_stats_comm(0);
 	}
 	if (st->exact) {
-		optireduce_comm_destroy(st->exact);
+		orp_core.comm_destroy(st->exact);
 		orp_stats_comm(0);
 	}
 	if (st->ctx)
-		optireduce_finalize(st->ctx);
+		orp_core.finalize(st->ctx);
+	pthread_mutex_unlock(&st->lock);
+	pthread_mutex_destroy(&st->lock);
 	free(st);
 }
 
@@ -79,6 +88,32 @@ static int agree(MPI_Comm comm, int failed, int *policy_differs)
 	return v[0];
 }
 
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* optireduce_comm_from_mpi_mode (optireduce_mpi.h), through the loaded library. */
+static int channel_create(struct orp_comm *st, enum optireduce_mode mode, optireduce_comm_t **out)
+{
+	struct optireduce_comm_attr attr;
+	MPI_Comm handle = st->comm;
+	int size = 0;
+
+	if (PMPI_Comm_size(st->comm, &size) != MPI_SUCCESS)
+		return -OPTIREDUCE_EOOB;
+	memset(&attr, 0, sizeof(attr));
+	attr.oob.allgather = optireduce_mpi_oob_allgather;
+	attr.oob.coll_info = &handle;
+	attr.oob.rank = (uint32_t)st->rank;
+	attr.oob.size = (uint32_t)size;
+	attr.mode = mode;
+	return orp_core.comm_create(st->ctx, &attr, out);
+}
+
 static const char *bounded_desc(const struct orp_comm *st, char *buf, size_t len)
 {
 	static const struct {
@@ -112,7 +147,7 @@ static const char *bounded_desc(const struct orp_comm *st, char *buf, size_t len
 	return buf;
 }
 
-static void log_new(const struct orp_comm *st, int size)
+static void log_new(const struct orp_comm *st, int size, double ms)
 {
 	char desc[256];
 
@@ -126,9 +161,9 @@ static void log_new(const struct orp_comm *st, int size)
 	else
 		orp_log(ORP_LOG_INFO,
 		        "%s (%d ranks): MPI_Allreduce on liboptireduce, exact provider %s, "
-		        "bounded %s",
-		        st->name, size, optireduce_comm_provider(st->exact, OPTIREDUCE_MODE_EXACT),
-		        bounded_desc(st, desc, sizeof(desc)));
+		        "bounded %s; set up in %.1f ms",
+		        st->name, size, orp_core.comm_provider(st->exact, OPTIREDUCE_MODE_EXACT),
+		        bounded_desc(st, desc, sizeof(desc)), ms);
 }
 
 static void create_channels(struct orp_comm *st, MPI_Comm comm)
@@ -137,23 +172,23 @@ static void create_channels(struct orp_comm *st, MPI_Comm comm)
 
 	st->bounded_allowed =
 	    orp_cfg.policy.nrules > 0 && (orp_cfg.bounded_all_comms || comm == MPI_COMM_WORLD);
-	ret = optireduce_init(OPTIREDUCE_API_VERSION, &st->ctx);
+	ret = orp_core_load() ? -OPTIREDUCE_ENOSYS : 0;
 	if (!ret)
-		ret =
-		    optireduce_comm_from_mpi_mode(st->ctx, comm, OPTIREDUCE_MODE_EXACT, &st->exact);
+		ret = orp_core.init(OPTIREDUCE_API_VERSION, &st->ctx);
+	if (!ret)
+		ret = channel_create(st, OPTIREDUCE_MODE_EXACT, &st->exact);
 	if (ret && st->rank != 0)
 		orp_log(ORP_LOG_INFO, "%s: liboptireduce communicator: %s", st->name,
-		        optireduce_strerror(ret));
+		        orp_strerror(ret));
 	if (agree(comm, ret, &differs)) {
 		/* A warning once per process: later communicators would repeat it. */
 		static atomic_int warned;
 		if (st->rank == 0)
 			orp_log(atomic_exchange(&warned, 1) ? ORP_LOG_INFO : ORP_LOG_WARN,
 			        "%s: liboptireduce unavailable (%s), MPI_Allreduce goes to PMPI",
-			        st->name,
-			        ret ? optireduce_strerror(ret) : "failed on another rank");
+			        st->name, ret ? orp_strerror(ret) : "failed on another rank");
 		if (st->exact)
-			optireduce_comm_destroy(st->exact);
+			orp_core.comm_destroy(st->exact);
 		st->exact = NULL;
 		st->reason = OPTIREDUCE_PMPI_REASON_UNAVAILABLE;
 		return;
@@ -173,12 +208,14 @@ static struct orp_comm *state_create(MPI_Comm comm)
 {
 	struct orp_comm *st = calloc(1, sizeof(*st));
 	int inter = 0, size = 0, len = 0;
+	double t0 = now_ms();
 
 	if (!st)
 		return NULL;
 	st->comm = comm;
 	st->reason = -1;
 	atomic_init(&st->busy, 0);
+	pthread_mutex_init(&st->lock, NULL);
 	PMPI_Comm_rank(comm, &st->rank);
 	PMPI_Comm_size(comm, &size);
 	PMPI_Comm_get_name(comm, st->name, &len);
@@ -201,7 +238,7 @@ static struct orp_comm *state_create(MPI_Comm comm)
 		live->prev = st;
 	live = st;
 	pthread_mutex_unlock(&list_lock);
-	log_new(st, size);
+	log_new(st, size, now_ms() - t0);
 	return st;
 }
 
@@ -217,29 +254,47 @@ struct orp_comm *orp_comm_get(MPI_Comm comm)
 
 int orp_comm_bounded(struct orp_comm *st)
 {
+	double t0 = now_ms();
 	int ret;
 
 	if (st->bounded_state)
 		return st->bounded_state > 0;
-	ret =
-	    optireduce_comm_from_mpi_mode(st->ctx, st->comm, OPTIREDUCE_MODE_BOUNDED, &st->bounded);
+	ret = channel_create(st, OPTIREDUCE_MODE_BOUNDED, &st->bounded);
 	if (agree(st->comm, ret, NULL)) {
 		if (st->rank == 0)
 			orp_log(ORP_LOG_WARN,
 			        "%s: bounded mode unavailable (%s); its calls run exact", st->name,
-			        ret ? optireduce_strerror(ret) : "failed on another rank");
+			        ret ? orp_strerror(ret) : "failed on another rank");
 		if (st->bounded)
-			optireduce_comm_destroy(st->bounded);
+			orp_core.comm_destroy(st->bounded);
 		st->bounded = NULL;
 		st->bounded_state = -1;
 		return 0;
 	}
 	orp_stats_comm(1);
 	if (st->rank == 0)
-		orp_log(ORP_LOG_INFO, "%s: bounded channel ready, provider %s", st->name,
-		        optireduce_comm_provider(st->bounded, OPTIREDUCE_MODE_BOUNDED));
+		orp_log(ORP_LOG_INFO, "%s: bounded channel ready, provider %s, in %.1f ms",
+		        st->name, orp_core.comm_provider(st->bounded, OPTIREDUCE_MODE_BOUNDED),
+		        now_ms() - t0);
 	st->bounded_state = 1;
 	return 1;
+}
+
+int orp_comm_progress_all(void)
+{
+	int done = 0;
+
+	/* Never wait from inside MPI's progress engine: whoever holds a lock makes progress. */
+	if (pthread_mutex_trylock(&list_lock))
+		return 0;
+	for (struct orp_comm *st = live; st; st = st->next) {
+		if (!st->ihead || pthread_mutex_trylock(&st->lock))
+			continue;
+		done += orp_iops_complete(st, 0);
+		pthread_mutex_unlock(&st->lock);
+	}
+	pthread_mutex_unlock(&list_lock);
+	return done;
 }
 
 /* Deleting the attribute runs delete_cb, which frees the state and unlinks it. */

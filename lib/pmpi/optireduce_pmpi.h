@@ -1,16 +1,19 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * liboptireduce_pmpi: MPI_Allreduce on liboptireduce for unmodified MPI
- * programs, by LD_PRELOAD or by linking it before -lmpi:
+ * liboptireduce_pmpi: MPI_Allreduce and MPI_Iallreduce on liboptireduce for
+ * unmodified MPI programs, by LD_PRELOAD or by linking it before -lmpi:
  *
  *   mpirun -x LD_PRELOAD=/path/liboptireduce_pmpi.so ./app
  *
  * A call runs on liboptireduce when it can be served exactly as MPI defines
  * it (predefined integer or floating datatype the library has, MPI_SUM,
  * MPI_PROD, MPI_MIN or MPI_MAX, an intracommunicator of 2 or more ranks);
- * every other call goes to PMPI_Allreduce.  Exact mode unless
+ * every other call goes to PMPI_Allreduce.  MPI_Iallreduce follows the
+ * same rules and returns an MPI generalized request, progressed by Open
+ * MPI's progress engine (see optireduce_pmpi(7)).  Exact mode unless
  * OPTIREDUCE_PMPI_BOUNDED selects floating SUM calls for bounded mode.
  *
- * Environment (read once, at the first MPI_Allreduce; must be the same on
+ * Environment (read once, at the first intercepted call; must be the same on
  * every rank):
  *   OPTIREDUCE_PMPI_ENABLE=0          every call goes to PMPI_Allreduce
  *   OPTIREDUCE_PMPI_BOUNDED=rules     floating SUM calls that may run bounded
@@ -45,7 +48,8 @@ extern "C" {
 #pragma GCC visibility push(default)
 #endif
 
-/* Why a call went to PMPI_Allreduce.  Indexes optireduce_pmpi_stats.to_pmpi_by_reason. */
+/* Why a call went to PMPI_Allreduce (PMPI_Iallreduce).  Indexes
+ * optireduce_pmpi_stats.to_pmpi_by_reason. */
 enum optireduce_pmpi_reason {
 	OPTIREDUCE_PMPI_REASON_INACTIVE,    /* before MPI_Init or from MPI_Finalize on */
 	OPTIREDUCE_PMPI_REASON_DISABLED,    /* OPTIREDUCE_PMPI_ENABLE=0 */
@@ -59,6 +63,7 @@ enum optireduce_pmpi_reason {
 	OPTIREDUCE_PMPI_REASON_UNAVAILABLE, /* liboptireduce communicator creation failed */
 	OPTIREDUCE_PMPI_REASON_BUSY,        /* concurrent call on one communicator */
 	OPTIREDUCE_PMPI_REASON_FORTRAN,     /* Fortran MPI_BOTTOM or unknown sentinels */
+	OPTIREDUCE_PMPI_REASON_NOPROGRESS,  /* MPI_Iallreduce: this MPI has no progress hook */
 	OPTIREDUCE_PMPI_REASON_COUNT
 };
 
@@ -66,18 +71,20 @@ enum optireduce_pmpi_reason {
 
 /* Counters of this process since it started. */
 struct optireduce_pmpi_stats {
-	uint64_t calls;            /* MPI_Allreduce calls intercepted (C and Fortran) */
+	uint64_t calls;            /* MPI_Allreduce and MPI_Iallreduce calls intercepted */
 	uint64_t served_exact;     /* ran on liboptireduce's exact channel */
 	uint64_t served_bounded;   /* ran on the bounded channel */
 	uint64_t bounded_declined; /* policy chose bounded, bounded unavailable: ran exact
 	                              (also counted in served_exact) */
-	uint64_t to_pmpi;          /* went to PMPI_Allreduce */
+	uint64_t to_pmpi;          /* went to PMPI_Allreduce or PMPI_Iallreduce */
 	uint64_t to_pmpi_by_reason[OPTIREDUCE_PMPI_MAX_REASONS];
 	uint64_t bytes_exact;
 	uint64_t bytes_bounded;
 	uint64_t errors;        /* liboptireduce failed an operation (MPI error raised) */
 	uint64_t comms_created; /* liboptireduce communicators (exact and bounded) */
 	uint64_t comms_destroyed;
+	uint64_t nonblocking_calls;  /* of calls: MPI_Iallreduce */
+	uint64_t nonblocking_served; /* of served_exact + served_bounded: MPI_Iallreduce */
 };
 
 /* Copies the counters; returns 0, or -22 (EINVAL) for a NULL out. */

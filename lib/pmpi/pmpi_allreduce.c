@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Allreduce: serve it on liboptireduce when that computes what MPI
  * defines, else hand it to PMPI_Allreduce unchanged.
@@ -18,9 +19,8 @@ static int to_pmpi(enum optireduce_pmpi_reason reason, const void *sbuf, void *r
 	return PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm);
 }
 
-/* A reason to leave the call to MPI, or -1 if liboptireduce can take it. */
-static int check_call(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                      MPI_Comm comm, enum optireduce_dtype *odt, enum optireduce_op *oop)
+int orp_check_call(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                   MPI_Comm comm, enum optireduce_dtype *odt, enum optireduce_op *oop)
 {
 	if (!orp_active())
 		return OPTIREDUCE_PMPI_REASON_INACTIVE;
@@ -42,6 +42,20 @@ static int check_call(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, 
 	return -1;
 }
 
+optireduce_comm_t *orp_channel(struct orp_comm *st, enum optireduce_dtype odt,
+                               enum optireduce_op oop, size_t bytes, int *bounded, int *declined)
+{
+	*bounded = st->bounded_allowed && oop == OPTIREDUCE_SUM && orp_dtype_is_float(odt) &&
+	           orp_policy_match(&orp_cfg.policy, odt, bytes);
+	*declined = 0;
+	if (!*bounded)
+		return st->exact;
+	if (orp_comm_bounded(st))
+		return st->bounded;
+	*declined = 1;
+	return st->exact;
+}
+
 int orp_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                   MPI_Comm comm)
 {
@@ -51,10 +65,10 @@ int orp_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_
 	optireduce_comm_t *oc;
 	struct orp_comm *st;
 	size_t bytes;
-	int reason, bounded, declined = 0, ret;
+	int reason, bounded, declined, ret;
 
-	orp_stats_call();
-	reason = check_call(sbuf, rbuf, count, dt, op, comm, &odt, &oop);
+	orp_stats_call(0);
+	reason = orp_check_call(sbuf, rbuf, count, dt, op, comm, &odt, &oop);
 	if (reason >= 0)
 		return to_pmpi(reason, sbuf, rbuf, count, dt, op, comm);
 	st = orp_comm_get(comm);
@@ -71,32 +85,29 @@ int orp_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_
 			        st->name);
 		return to_pmpi(OPTIREDUCE_PMPI_REASON_BUSY, sbuf, rbuf, count, dt, op, comm);
 	}
-	bytes = (size_t)count * optireduce_dtype_size(odt);
-	bounded = st->bounded_allowed && oop == OPTIREDUCE_SUM && orp_dtype_is_float(odt) &&
-	          orp_policy_match(&orp_cfg.policy, odt, bytes);
-	oc = st->exact;
-	if (bounded) {
-		if (orp_comm_bounded(st))
-			oc = st->bounded;
-		else
-			declined = 1;
-	}
-	ret = optireduce_allreduce(oc, sbuf == MPI_IN_PLACE ? OPTIREDUCE_IN_PLACE : sbuf, rbuf,
-	                           (size_t)count, odt, oop, &status);
+	bytes = (size_t)count * orp_core.dtype_size(odt);
+	pthread_mutex_lock(&st->lock);
+	oc = orp_channel(st, odt, oop, bytes, &bounded, &declined);
+	ret = orp_core.allreduce(oc, sbuf == MPI_IN_PLACE ? OPTIREDUCE_IN_PLACE : sbuf, rbuf,
+	                         (size_t)count, odt, oop, &status);
+	/* Earlier MPI_Iallreduce operations on this communicator finished first. */
+	if (st->ihead)
+		orp_iops_complete(st, 0);
+	pthread_mutex_unlock(&st->lock);
 	atomic_store(&st->busy, 0);
 	if (ret) {
 		/* rbuf may be half written and the peers' state is unknown: only MPI can report it.
 		 */
 		orp_stats_error();
 		orp_log(ORP_LOG_WARN, "%s: MPI_Allreduce of %d %s (%s) failed in liboptireduce: %s",
-		        st->name, count, optireduce_dtype_name(odt), optireduce_op_name(oop),
-		        optireduce_strerror(ret));
+		        st->name, count, orp_core.dtype_name(odt), orp_core.op_name(oop),
+		        orp_core.strerror(ret));
 		PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
 		return MPI_ERR_OTHER;
 	}
 	orp_stats_served((status.flags & OPTIREDUCE_STATUS_BOUNDED) != 0,
 	                 declined || (bounded && !(status.flags & OPTIREDUCE_STATUS_BOUNDED)),
-	                 bytes);
+	                 bytes, 0);
 	return MPI_SUCCESS;
 }
 

@@ -1,7 +1,9 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal interfaces between the files of the MPI interposer.  Not installed. */
 #ifndef ORP_PMPI_INTERNAL_H
 #define ORP_PMPI_INTERNAL_H
 
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stddef.h>
 
@@ -14,7 +16,36 @@
 /* The library is built with hidden visibility; the MPI and Fortran entry points need this. */
 #define ORP_EXPORT __attribute__((visibility("default")))
 
-/* config.c: the environment, read once at the first MPI_Allreduce. */
+/*
+ * core.c: liboptireduce, opened at the first call the interposer serves
+ * rather than linked (see core.c for why).  Every call into the library goes
+ * through this table, filled by orp_core_load().
+ */
+struct orp_core {
+	int (*init)(uint32_t api_version, optireduce_ctx_t **ctx);
+	int (*finalize)(optireduce_ctx_t *ctx);
+	int (*comm_create)(optireduce_ctx_t *ctx, const struct optireduce_comm_attr *attr,
+	                   optireduce_comm_t **comm);
+	int (*comm_destroy)(optireduce_comm_t *comm);
+	const char *(*comm_provider)(const optireduce_comm_t *comm, enum optireduce_mode mode);
+	int (*allreduce)(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+	                 enum optireduce_dtype dtype, enum optireduce_op op,
+	                 struct optireduce_status *status);
+	int (*iallreduce)(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+	                  enum optireduce_dtype dtype, enum optireduce_op op,
+	                  optireduce_req_t **req);
+	int (*test)(optireduce_req_t *req);
+	int (*wait)(optireduce_req_t *req, struct optireduce_status *status);
+	const char *(*strerror)(int err);
+	size_t (*dtype_size)(enum optireduce_dtype dtype);
+	const char *(*dtype_name)(enum optireduce_dtype dtype);
+	const char *(*op_name)(enum optireduce_op op);
+};
+extern struct orp_core orp_core;
+int orp_core_load(void);           /* 0 when the table is filled; tried once */
+const char *orp_strerror(int err); /* also before the library is loaded */
+
+/* config.c: the environment, read once at the first MPI_Allreduce or MPI_Iallreduce. */
 struct orp_config {
 	int enable;             /* OPTIREDUCE_PMPI_ENABLE, default 1 */
 	int print_stats;        /* OPTIREDUCE_PMPI_STATS */
@@ -34,9 +65,9 @@ void orp_log_init(void);
 void orp_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* stats.c */
-void orp_stats_call(void);
+void orp_stats_call(int nonblocking);
 void orp_stats_pmpi(enum optireduce_pmpi_reason reason);
-void orp_stats_served(int bounded, int declined, size_t bytes);
+void orp_stats_served(int bounded, int declined, size_t bytes, int nonblocking);
 void orp_stats_error(void);
 void orp_stats_comm(int created);
 void orp_stats_print(void);
@@ -65,6 +96,10 @@ struct orp_comm {
 	optireduce_comm_t *bounded;
 	atomic_int busy;
 	int warned_busy;
+	/* Held around every liboptireduce call on ctx (a context is single-threaded);
+	 * the MPI progress callback only tries it. */
+	pthread_mutex_t lock;
+	struct orp_iop *ihead, *itail; /* MPI_Iallreduce operations not yet completed */
 	char name[MPI_MAX_OBJECT_NAME];
 	struct orp_comm *prev, *next;
 };
@@ -74,9 +109,30 @@ struct orp_comm *orp_comm_get(MPI_Comm comm);
 /* Creates the bounded channel on first use (collectively); 1 if usable. */
 int orp_comm_bounded(struct orp_comm *st);
 void orp_comm_destroy_all(void);
+/* Completes the finished MPI_Iallreduce operations of every communicator whose lock is free. */
+int orp_comm_progress_all(void);
+
+/* pmpi_iallreduce.c: MPI_Iallreduce as generalized requests. */
+extern atomic_int orp_pending; /* operations started and not completed, all communicators */
+/* With st->lock held: completes the finished operations of st in start order (all, waiting,
+ * if wait is set); returns how many completed. */
+int orp_iops_complete(struct orp_comm *st, int wait);
+
+/* progress.c: MPI's progress engine calls liboptireduce's while operations are pending. */
+int orp_progress_init(void); /* looks the hook up; 0 if MPI has one */
+void orp_progress_stop(void);
 
 /* pmpi_allreduce.c: the routing shared by the C and Fortran entry points. */
+/* A reason to leave the call to MPI, or -1 if liboptireduce can take it (same for every rank). */
+int orp_check_call(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                   MPI_Comm comm, enum optireduce_dtype *odt, enum optireduce_op *oop);
+/* Whether a call runs bounded, and on which channel (st->lock held); *declined if bounded was
+ * chosen but is unavailable. */
+optireduce_comm_t *orp_channel(struct orp_comm *st, enum optireduce_dtype odt,
+                               enum optireduce_op oop, size_t bytes, int *bounded, int *declined);
 int orp_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                   MPI_Comm comm);
+int orp_iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                   MPI_Comm comm, MPI_Request *request);
 
 #endif /* ORP_PMPI_INTERNAL_H */

@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Life cycle.  Nothing happens in MPI_Init: the first MPI_Allreduce after
+ * Life cycle.  Nothing happens in MPI_Init: the first MPI_Allreduce (or MPI_Iallreduce) after
  * MPI_Init reads the environment, builds the type table, creates the
  * attribute keyval, and hooks an attribute on MPI_COMM_SELF whose delete
  * callback shuts everything down.  MPI deletes MPI_COMM_SELF's attributes
@@ -7,6 +8,8 @@
  * MPI_COMM_WORLD's next, already reporting MPI_Finalized = true), so the
  * shutdown also runs for programs whose MPI_Finalize is not intercepted
  * (Fortran, PMPI_Finalize).  Our MPI_Finalize runs it before PMPI_Finalize.
+ * liboptireduce itself is opened later still, when a communicator's
+ * channels are first created (core.c).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -82,9 +85,11 @@ void orp_shutdown(void)
 {
 	if (atomic_exchange(&phase, PHASE_DOWN) != PHASE_ACTIVE)
 		return;
+	/* Finishes every pending MPI_Iallreduce, then nothing is left for MPI's progress engine. */
+	orp_comm_destroy_all();
+	orp_progress_stop();
 	if (orp_world_rank == 0 && (orp_cfg.print_stats || orp_log_level >= ORP_LOG_INFO))
 		orp_stats_print();
-	orp_comm_destroy_all();
 	/* Legal while MPI_COMM_SELF still holds it, even from its own callback. */
 	PMPI_Comm_free_keyval(&self_keyval);
 }

@@ -1,4 +1,6 @@
-/* Counters of where MPI_Allreduce calls went, and their report at MPI_Finalize. */
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Counters of where MPI_Allreduce and MPI_Iallreduce calls went, and their report at MPI_Finalize.
+ */
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -27,16 +29,18 @@ static const char *const reason_names[OPTIREDUCE_PMPI_REASON_COUNT] = {
 /* Updated from any thread under MPI_THREAD_MULTIPLE, hence atomics (relaxed: only counts). */
 static struct {
 	atomic_uint_least64_t calls, exact, bounded, declined, pmpi, errors, created, destroyed;
-	atomic_uint_least64_t bytes_exact, bytes_bounded;
+	atomic_uint_least64_t bytes_exact, bytes_bounded, nb_calls, nb_served;
 	atomic_uint_least64_t reason[OPTIREDUCE_PMPI_REASON_COUNT];
 } ctr;
 
 #define ADD(field, n) atomic_fetch_add_explicit(&(field), (n), memory_order_relaxed)
 #define GET(field)    atomic_load_explicit(&(field), memory_order_relaxed)
 
-void orp_stats_call(void)
+void orp_stats_call(int nonblocking)
 {
 	ADD(ctr.calls, 1);
+	if (nonblocking)
+		ADD(ctr.nb_calls, 1);
 }
 
 void orp_stats_pmpi(enum optireduce_pmpi_reason reason)
@@ -46,8 +50,10 @@ void orp_stats_pmpi(enum optireduce_pmpi_reason reason)
 		ADD(ctr.reason[reason], 1);
 }
 
-void orp_stats_served(int bounded, int declined, size_t bytes)
+void orp_stats_served(int bounded, int declined, size_t bytes, int nonblocking)
 {
+	if (nonblocking)
+		ADD(ctr.nb_served, 1);
 	if (bounded) {
 		ADD(ctr.bounded, 1);
 		ADD(ctr.bytes_bounded, bytes);
@@ -89,6 +95,8 @@ ORP_EXPORT int optireduce_pmpi_stats(struct optireduce_pmpi_stats *out)
 	out->errors = GET(ctr.errors);
 	out->comms_created = GET(ctr.created);
 	out->comms_destroyed = GET(ctr.destroyed);
+	out->nonblocking_calls = GET(ctr.nb_calls);
+	out->nonblocking_served = GET(ctr.nb_served);
 	return 0;
 }
 
@@ -99,7 +107,10 @@ ORP_EXPORT const char *optireduce_pmpi_reason_name(int reason)
 	return reason_names[reason];
 }
 
-/* Two lines on stderr: where calls went, and why the PMPI ones did. */
+/*
+ * Lines on stderr: where calls went ("MPI_Allreduce calls" counts both
+ * kinds), how many of them were MPI_Iallreduce, and why the PMPI ones went.
+ */
 void orp_stats_print(void)
 {
 	struct optireduce_pmpi_stats s;
@@ -119,6 +130,11 @@ void orp_stats_print(void)
 	        " communicators\n",
 	        orp_world_rank, s.calls, s.served_exact, s.bytes_exact, s.served_bounded,
 	        s.bytes_bounded, s.bounded_declined, s.to_pmpi, s.errors, s.comms_created);
+	if (s.nonblocking_calls)
+		fprintf(stderr,
+		        "optireduce-pmpi[%d] stats: of those, %" PRIu64 " MPI_Iallreduce: %" PRIu64
+		        " served by liboptireduce\n",
+		        orp_world_rank, s.nonblocking_calls, s.nonblocking_served);
 	if (s.to_pmpi)
 		fprintf(stderr, "optireduce-pmpi[%d] stats: to PMPI because: %s\n", orp_world_rank,
 		        why);
