@@ -114,6 +114,9 @@ enum or_param_id {
 	    OR_P_COUNT
 };
 
+/* The max_inflight parameter's maximum, above: the channels size their tables by it. */
+#define OR_INFLIGHT_MAX 32
+
 #define OR_PARAM_STRLEN 256
 
 struct or_param_val {
