@@ -74,13 +74,15 @@ static void note_sent_all(struct or_bounded_op *op, struct or_phase *ph, unsigne
 	       (unsigned long long)op->c->seq, step, took_us);
 }
 
-/* A packet left: it counts for every operation sending meanwhile (or_bounded_op.sent_bytes). */
-static void count_sent(struct or_bounded *b, size_t bytes)
+/* A packet of op left: it counts for op and every other operation sending meanwhile
+ * (or_bounded_op.sent_bytes). */
+static void count_sent(struct or_bounded *b, struct or_bounded_op *op, size_t bytes)
 {
 	unsigned step;
 
+	op->sent_bytes += bytes;
 	for (unsigned i = 0; i < b->nops; i++)
-		if (or_bd_sending_phase(b->ops[i], &step))
+		if (b->ops[i] != op && or_bd_sending_phase(b->ops[i], &step))
 			b->ops[i]->sent_bytes += bytes;
 }
 
@@ -173,7 +175,7 @@ static int send_one(struct or_bounded *b, struct or_bounded_op *op, struct or_ph
 	b->blocked = 0;
 	o->next++;
 	b->tokens -= (double)(len + OR_WIRE_HDR_SIZE);
-	count_sent(b, len + OR_WIRE_HDR_SIZE);
+	count_sent(b, op, len + OR_WIRE_HDR_SIZE);
 	op->sent_pkts++;
 	op->packets_sent++;
 	if (o->next == o->npkts)
