@@ -1,0 +1,4 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# 4 ranks, exact mode: 32 operations in flight at once, completed out of order.
+exec "${top_srcdir:-.}/test/run-mpi.sh" 4 "${top_builddir:-.}/test/mpi_multireq" exact -q
