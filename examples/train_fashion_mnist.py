@@ -25,6 +25,9 @@ Launch (Debian's /usr/bin/python3 has torch; the first python3 on PATH may not):
     torchrun --nproc_per_node 4 examples/train_fashion_mnist.py --comm bounded
     mpirun -np 4 /usr/bin/python3 examples/train_fashion_mnist.py --comm exact
     test/cluster/cluster.sh run -n 4 -- /usr/bin/python3 examples/train_fashion_mnist.py ...
+Debian 12's torchrun (torch 1.13 on Python 3.11) fails parsing its default --redirects
+("'NoneType' object has no attribute 'get'"); naming a local rank that does not exist works
+around it: torchrun --redirects 9:1 --tee 9:1 --nproc_per_node 4 ...
 Rank and size come from RANK/WORLD_SIZE (torchrun) or OMPI_COMM_WORLD_RANK/SIZE (mpirun).
 On the emulated cloud (hostname orc-hN) the rendezvous defaults to 198.18.0.1 and Gloo
 to eth0.  The optireduce package comes from PYTHONPATH (e.g. build/python) or the install.
