@@ -20,6 +20,7 @@ import csv
 import json
 import os
 import sys
+import textwrap
 
 WAYS = ("gloo", "exact", "bounded")
 
@@ -171,7 +172,7 @@ def plot(out, runs_by_sc, clusters, target):
                     marker=".", color=colors[w], label=labels[w])
         if target:
             ax.axhline(target, color="gray", linestyle="--", linewidth=0.8)
-        ax.set_title("%s\n%s" % (sc, clusters[sc].replace("cluster.sh up ", "")), fontsize=8)
+        ax.set_title("\n".join([sc] + textwrap.wrap(clusters[sc], 64)), fontsize=8)
         ax.set_xlabel("training wall time (s)")
         ax.set_ylabel("test accuracy")
         ax.grid(alpha=0.3)
