@@ -61,13 +61,14 @@ class Communicator:
     """A communicator of `size` ranks bootstrapped by `allgather`.
 
     allgather(data: bytes) -> list of `size` bytes objects (rank order), called
-    collectively during creation.  mode is "exact" or "bounded"; params are
+    collectively during creation.  mode is "exact" or "bounded" (None: the
+    library's default, OPTIREDUCE_MODE or else exact); params are
     library parameters (see optireduce_info), set before the communicator
     exists, so creation-only ones (provider, timeout_min_us...) work too.
     """
 
     def __init__(self, rank, size, allgather, mode="exact", **params):
-        if mode not in ("exact", "bounded"):
+        if mode not in (None, "exact", "bounded"):
             raise ValueError("mode must be 'exact' or 'bounded', not %r" % (mode,))
         if not 0 <= rank < size:
             raise ValueError("rank %r outside 0..%r" % (rank, size - 1))
@@ -118,7 +119,7 @@ class Communicator:
             attr = L.CommAttr()
             attr.oob.allgather = L.OOB_ALLGATHER(oob)  # `attr` keeps it alive during the call
             attr.oob.rank, attr.oob.size = self.rank, self.size
-            attr.mode = L.MODE[self.mode]
+            attr.mode = L.MODE[self.mode or "default"]
             ret = lib.optireduce_comm_create(self._ctx, ctypes.byref(attr),
                                              ctypes.byref(self._comm))
             if ret < 0:
@@ -131,6 +132,7 @@ class Communicator:
         self.provider = lib.optireduce_comm_provider(self._comm, L.MODE["exact"]).decode()
         bp = lib.optireduce_comm_provider(self._comm, L.MODE["bounded"])
         self.bounded_provider = bp.decode() if bp else None
+        self.mode = "bounded" if bp else "exact"  # only a bounded communicator has one
 
     # -- the worker thread: every C call after creation --
 
