@@ -117,7 +117,9 @@ class Communicator:
                     return -L.EOOB
 
             attr = L.CommAttr()
-            attr.oob.allgather = L.OOB_ALLGATHER(oob)  # `attr` keeps it alive during the call
+            # C calls it only inside optireduce_comm_create; kept anyway for the object's life.
+            self._oob_callback = L.OOB_ALLGATHER(oob)
+            attr.oob.allgather = self._oob_callback
             attr.oob.rank, attr.oob.size = self.rank, self.size
             attr.mode = L.MODE[self.mode or "default"]
             ret = lib.optireduce_comm_create(self._ctx, ctypes.byref(attr),

@@ -183,8 +183,16 @@ def test_all_reduce(comm, rank, size):
            "unknown parameter", "Unknown parameter")
     raises(optireduce.OptiReduceError, lambda: comm.set_param("timeout_us", -5),
            "bad value", "Invalid argument")
+    # A communicator on a subgroup: ranks 0 and 1 only (new_group is collective over all).
+    sub = dist.new_group(ranks=[0, 1])
+    if rank < 2:
+        sub_comm = ort.init("exact", group=sub)
+        t = torch.full((10,), float(rank + 1))
+        ort.all_reduce(t, comm=sub_comm)
+        check(sub_comm.size == 2 and bool((t == 3).all()), "subgroup sum: %s" % t[:3].tolist())
+        sub_comm.close()
     if rank == 0:
-        print("all_reduce: %d dtype/op pairs and the refusals checked" % tried)
+        print("all_reduce: %d dtype/op pairs, a subgroup and the refusals checked" % tried)
 
 
 def uniform_input(rank, trial, count):
