@@ -1,0 +1,162 @@
+# SPDX-License-Identifier: BSD-3-Clause
+"""PyTorch on liboptireduce: a DDP communication hook and all_reduce.
+
+    import torch.distributed as dist, optireduce.torch as ort
+    dist.init_process_group("gloo")              # bootstrap only
+    comm = ort.init(mode="bounded")              # collective over the group
+    model = DistributedDataParallel(net)
+    model.register_comm_hook(comm, ort.allreduce_hook)
+    ...
+    stats = comm.take_step_stats()               # after each step: what was lost
+
+Tensors must be dense, contiguous and in host memory with a dtype the library
+has (int8, uint8, int32, int64, float16, bfloat16, float32, float64); anything
+else raises TypeError rather than being copied behind the caller's back.
+"""
+import itertools
+
+import torch as _torch
+import torch.distributed as _dist
+
+from .communicator import Communicator
+
+__all__ = ["init", "allreduce_hook", "all_reduce", "default_communicator", "library_dtype"]
+
+_DTYPES = {
+    _torch.int8: "int8",
+    _torch.uint8: "uint8",
+    _torch.int32: "int32",
+    _torch.int64: "int64",
+    _torch.float16: "float16",
+    _torch.bfloat16: "bfloat16",
+    _torch.float32: "float32",
+    _torch.float64: "float64",
+}
+_OPS = ("sum", "avg", "min", "max", "prod")
+_REDUCE_OPS = {"SUM": "sum", "AVG": "avg", "MIN": "min", "MAX": "max", "PRODUCT": "prod"}
+
+_default = None
+_creations = {}  # group's ranks -> communicators made on it so far (the store key's counter)
+
+
+def library_dtype(dtype):
+    """The library's name for a torch dtype; TypeError if it has none."""
+    try:
+        return _DTYPES[dtype]
+    except KeyError:
+        raise TypeError("liboptireduce has no dtype for %s (it reduces %s)" % (
+            dtype, ", ".join(str(d) for d in _DTYPES))) from None
+
+
+def _check_tensor(t, what="tensor"):
+    if not isinstance(t, _torch.Tensor):
+        raise TypeError("%s must be a torch.Tensor, not %s" % (what, type(t).__name__))
+    if t.layout != _torch.strided:
+        raise TypeError("%s is %s: liboptireduce reduces dense buffers only (use dense "
+                        "gradients, e.g. nn.Embedding(sparse=False))" % (what, t.layout))
+    if t.device.type != "cpu":
+        raise TypeError("%s is on %s: liboptireduce reduces host memory; it does not copy "
+                        "device tensors (move it with .cpu() yourself)" % (what, t.device))
+    dtype = library_dtype(t.dtype)
+    if not t.is_contiguous():
+        raise TypeError("%s is not contiguous: liboptireduce reduces one flat buffer "
+                        "(call .contiguous() yourself)" % what)
+    return dtype
+
+
+def _op_name(op):
+    if isinstance(op, str):
+        if op.lower() in _OPS:
+            return op.lower()
+    else:
+        for name, ours in _REDUCE_OPS.items():
+            if hasattr(_dist.ReduceOp, name) and op == getattr(_dist.ReduceOp, name):
+                return ours
+    raise ValueError("op must be one of %s (or the matching torch.distributed.ReduceOp), "
+                     "not %r" % ("|".join(_OPS), op))
+
+
+def _store_allgather(group):
+    """An allgather over the process group's store: one key per rank and round."""
+    rank, size = _dist.get_rank(group), _dist.get_world_size(group)
+    ranks = tuple(_dist.get_process_group_ranks(group)) if group is not None else None
+    tag = "world" if ranks is None else "g" + "-".join(map(str, ranks))
+    n = _creations.get(tag, 0)
+    _creations[tag] = n + 1
+    prefix = "optireduce/%s/%d" % (tag, n)
+    store = _dist.distributed_c10d._get_default_store()
+    rounds = itertools.count()
+
+    def allgather(data):
+        key = "%s/%d" % (prefix, next(rounds))
+        store.set("%s/%d" % (key, rank), data)
+        return [store.get("%s/%d" % (key, r)) for r in range(size)]
+
+    return rank, size, allgather
+
+
+def init(mode="exact", group=None, **params):
+    """A Communicator over `group` (None: the default process group).
+
+    Collective: every rank of the group calls it, in the same order as any
+    other init on that group.  torch.distributed must be initialized (any
+    backend; its store carries the library's out-of-band allgather).  params
+    are library parameters (optireduce_info lists them), e.g. hadamard=True,
+    algorithm="ring", timeout_us=20000.  The first communicator made on the
+    default group becomes the default of all_reduce and allreduce_hook.
+    """
+    global _default
+    if not _dist.is_available() or not _dist.is_initialized():
+        raise RuntimeError("optireduce.torch.init needs torch.distributed initialized first: "
+                           "dist.init_process_group('gloo', ...) (it bootstraps through its store)")
+    if group is not None and _dist.get_rank(group) < 0:
+        raise ValueError("this rank is not a member of the group")
+    rank, size, allgather = _store_allgather(group)
+    comm = Communicator(rank, size, allgather, mode=mode, **params)
+    if group is None and _default is None:
+        _default = comm
+    return comm
+
+
+def default_communicator():
+    if _default is None:
+        raise RuntimeError("no communicator: call optireduce.torch.init() first")
+    return _default
+
+
+def _start(comm, tensor, op, what):
+    dtype = _check_tensor(tensor, what)
+    comm = comm if comm is not None else default_communicator()
+    fut = _torch.futures.Future()
+
+    def done(error, _stats):
+        if error is not None:
+            fut.set_exception(error)
+        else:
+            fut.set_result(tensor)
+
+    comm.iallreduce(None, tensor.data_ptr(), tensor.numel(), dtype, op, callback=done,
+                    keep=tensor)
+    return fut
+
+
+def allreduce_hook(state, bucket):
+    """DDP communication hook: average the bucket with liboptireduce.
+
+    state is the Communicator passed to register_comm_hook (None: the
+    default).  The bucket is reduced in place on the communicator's thread
+    while backward goes on; the returned future completes with the bucket.
+    """
+    return _start(state, bucket.buffer(), "avg", "gradient bucket %d" % bucket.index())
+
+
+def all_reduce(tensor, op="sum", comm=None, async_op=False):
+    """Reduce `tensor` in place over the communicator's ranks.
+
+    op: "sum", "avg", "min", "max", "prod" or a torch.distributed.ReduceOp.
+    Returns the tensor, or with async_op=True a torch.futures.Future of it.
+    On a bounded communicator float sums and averages are bounded (lost data
+    is estimated, see comm.take_step_stats()); other operations run exact.
+    """
+    fut = _start(comm, tensor, _op_name(op), "tensor")
+    return fut if async_op else fut.wait()

@@ -1,0 +1,19 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# run.sh NP SCRIPT [ARGS...]: run a PyTorch test of the Python package with NP ranks (the
+# script spawns them, on loopback) against the build tree's package and library.  Exit 77
+# when no Python with torch is found: $PYTHON (from configure), else Debian's
+# /usr/bin/python3, which is the interpreter python3-torch serves.
+np=$1
+script=$2
+shift 2
+py=
+for c in "${PYTHON:-}" /usr/bin/python3; do
+	[ -n "$c" ] && [ "$c" != : ] && "$c" -c 'import torch' >/dev/null 2>&1 && { py=$c; break; }
+done
+[ -n "$py" ] || { echo "no Python with torch (python3-torch): skip"; exit 77; }
+PYTHONPATH=${top_builddir:-.}/python${PYTHONPATH:+:$PYTHONPATH}
+# Gloo and the library stay on loopback; ranks may outnumber cores.
+GLOO_SOCKET_IFNAME=lo OMP_NUM_THREADS=1
+export PYTHONPATH GLOO_SOCKET_IFNAME OMP_NUM_THREADS
+exec timeout 300 "$py" "$script" --np "$np" "$@"
