@@ -138,7 +138,11 @@ struct optireduce_status {
 	double elapsed_us; /* from start to completion on this rank */
 	uint64_t elements_expected[OPTIREDUCE_STATUS_PHASES];
 	uint64_t elements_received[OPTIREDUCE_STATUS_PHASES];
-	uint64_t contributions_expected; /* block contributions this rank reduced */
+	/* Block contributions this rank reduced, and those that brought no element at all (the
+	 * block estimated from the others alone).  A block that lost only some packets is
+	 * rescaled and not counted: the share of data lost is elements_expected minus
+	 * elements_received, over elements_expected. */
+	uint64_t contributions_expected;
 	uint64_t contributions_missing;
 	uint64_t blocks_fallback; /* final-phase blocks filled from own data */
 	uint64_t packets_sent;
@@ -230,6 +234,15 @@ int optireduce_iallreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf,
 int optireduce_test(optireduce_req_t *req);
 /* Block until done, fill status (may be NULL), free req. */
 int optireduce_wait(optireduce_req_t *req, struct optireduce_status *status);
+/*
+ * Progress every operation of comm (starting queued ones as running ones finish) until
+ * at least one completes or timeout_ms milliseconds pass (0: one pass, no waiting); while
+ * nothing moves it sleeps in the kernel instead of spinning.  Returns how many operations
+ * completed during the call (then find them with optireduce_test and collect them with
+ * optireduce_wait; a failed one completed too, its code in its wait), 0 at once when none
+ * is pending, or -OPTIREDUCE_EBADHANDLE, or -OPTIREDUCE_EINVAL for a negative timeout_ms.
+ */
+int optireduce_comm_progress(optireduce_comm_t *comm, int timeout_ms);
 
 /* Algorithm table, for tools: id 0..n-1; returns NULL past the end. */
 const char *optireduce_algorithm_name(int id);

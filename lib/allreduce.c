@@ -432,3 +432,10 @@ int optireduce_allreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf, 
 		return ret;
 	return optireduce_wait(req, status);
 }
+
+/* For the public progress call (progress_api.c): after a transport error or a timeout every
+ * operation not yet completed fails with err, as in optireduce_test and optireduce_wait. */
+void or_comm_fail(optireduce_comm_t *comm, int err)
+{
+	fail_all(comm, err);
+}

@@ -75,6 +75,8 @@ void or_inject_delay(optireduce_comm_t *comm, uint64_t seq);
 /* Core entry points between files. */
 int or_comm_progress(optireduce_comm_t *comm, int *activity);
 int or_comm_wait_activity(optireduce_comm_t *comm, int timeout_ms);
+/* Every operation of comm not yet completed fails with err (a negative code). */
+void or_comm_fail(optireduce_comm_t *comm, int err);
 const struct or_alg *or_select_algorithm(optireduce_comm_t *comm, size_t bytes, int bounded);
 /* The algorithm parameter names known algorithms (or_param_check): 0 or -EINVAL. */
 int or_select_check_param(enum or_param_id id, const char *value);

@@ -25,7 +25,10 @@
  * operations were in flight when it started.  No status may say more than max_inflight
  * (with 1, every status says 1).
  *
- *   mpi_multireq exact|bounded [-q]
+ * With -p every batch completes through optireduce_comm_progress instead: the whole
+ * communicator progressed, and each operation collected once optireduce_test says it is done.
+ *
+ *   mpi_multireq exact|bounded [-q] [-p]
  */
 #include <math.h>
 #include <sched.h>
@@ -43,6 +46,7 @@
 #define NOPS 32
 
 static int bounded;
+static int by_progress; /* -p: complete through optireduce_comm_progress */
 
 struct kind {
 	enum optireduce_dtype dt;
@@ -218,6 +222,37 @@ static void complete_all(struct opdesc *d, unsigned seed)
 	}
 }
 
+/* -p: progress the whole communicator, then collect whatever test says is done, in any
+ * order.  The calls' counts add up to at most the operations, and never go negative. */
+static void complete_by_progress(optireduce_comm_t *comm, struct opdesc *d)
+{
+	int left = NOPS, counted = 0;
+
+	while (left > 0) {
+		int ret = optireduce_comm_progress(comm, 5);
+		if (ret < 0 || ret > NOPS) {
+			FAIL("optireduce_comm_progress returned %d\n", ret);
+			MPI_Abort(MPI_COMM_WORLD, 1);
+		}
+		counted += ret;
+		for (int k = 0; k < NOPS; k++) {
+			if (!d[k].req || (ret = optireduce_test(d[k].req)) == OPTIREDUCE_INPROGRESS)
+				continue;
+			if (ret)
+				FAIL("test of operation %d: %s\n", k, optireduce_strerror(ret));
+			ret = optireduce_wait(d[k].req, &d[k].st);
+			if (ret)
+				FAIL("wait of operation %d: %s\n", k, optireduce_strerror(ret));
+			d[k].req = NULL;
+			left--;
+		}
+	}
+	if (counted > NOPS)
+		FAIL("optireduce_comm_progress counted %d completions of %d\n", counted, NOPS);
+	if (optireduce_comm_progress(comm, 0) != 0)
+		FAIL("optireduce_comm_progress: not 0 with nothing pending\n");
+}
+
 /* Exact results must equal the reference; avg may differ by the division's rounding. */
 static void check_exact(struct opdesc *d, int k, int batch)
 {
@@ -336,7 +371,10 @@ static void batch(optireduce_comm_t *comm, int b, int max_inflight, int overlap,
 	start_all(comm, d, b, small);
 	if (overlap && rank == 0)
 		MPI_Barrier(MPI_COMM_WORLD);
-	complete_all(d, (unsigned)b);
+	if (by_progress)
+		complete_by_progress(comm, d);
+	else
+		complete_all(d, (unsigned)b);
 	for (int k = 0; k < NOPS; k++) {
 		unsigned want = (unsigned)k + 1;
 		if (d[k].st.ops_in_flight < 1 || d[k].st.ops_in_flight > (unsigned)max_inflight)
@@ -442,6 +480,7 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		quick |= strcmp(argv[i], "-q") == 0;
 		bounded |= strcmp(argv[i], "bounded") == 0;
+		by_progress |= strcmp(argv[i], "-p") == 0;
 	}
 	mpi_world(&argc, &argv, 2);
 	/*

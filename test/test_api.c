@@ -128,6 +128,39 @@ static void test_bad_args(optireduce_comm_t *comm)
 	CHECK(r[0] == 1 && r[3] == 4);
 }
 
+/* optireduce_comm_progress: its arguments, and operations completed through it. */
+static void test_comm_progress(optireduce_ctx_t *ctx, optireduce_comm_t *comm)
+{
+	float s[3][4] = {{1, 2, 3, 4}, {5, 6, 7, 8}, {9, 10, 11, 12}}, r[3][4];
+	optireduce_req_t *req[3];
+	int done = 0, completed = 0, passes = 0;
+
+	CHECK(optireduce_comm_progress(NULL, 0) == -OPTIREDUCE_EBADHANDLE);
+	CHECK(optireduce_comm_progress((optireduce_comm_t *)ctx, 0) == -OPTIREDUCE_EBADHANDLE);
+	CHECK(optireduce_comm_progress(comm, -1) == -OPTIREDUCE_EINVAL);
+	/* Nothing pending: 0 at once, whatever the timeout. */
+	CHECK(optireduce_comm_progress(comm, 0) == 0);
+	CHECK(optireduce_comm_progress(comm, 100000) == 0);
+	for (int i = 0; i < 3; i++)
+		CHECK(optireduce_iallreduce(comm, s[i], r[i], 4, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM,
+		                            &req[i]) == 0);
+	while (done != 0x7 && passes++ < 1000) {
+		int ret = optireduce_comm_progress(comm, 10);
+
+		CHECK(ret >= 0 && ret <= 3);
+		completed += ret > 0 ? ret : 0;
+		for (int i = 0; i < 3; i++) {
+			if (done & (1 << i) || optireduce_test(req[i]) == OPTIREDUCE_INPROGRESS)
+				continue;
+			CHECK(optireduce_wait(req[i], NULL) == 0);
+			CHECK(r[i][0] == s[i][0] && r[i][3] == s[i][3]);
+			done |= 1 << i;
+		}
+	}
+	CHECK(done == 0x7 && completed <= 3);
+	CHECK(optireduce_comm_progress(comm, 0) == 0);
+}
+
 static int alg_id(const char *name)
 {
 	for (int i = 0; optireduce_algorithm_name(i); i++)
@@ -200,6 +233,7 @@ int main(void)
 	CHECK(optireduce_finalize(ctx) == -OPTIREDUCE_EBUSY);
 	test_params(ctx, comm);
 	test_bad_args(comm);
+	test_comm_progress(ctx, comm);
 	test_select(comm);
 	/* A communicator belongs to its context: another context's finalize is not blocked by it.
 	 */

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * optireduce_comm_progress: the whole communicator progressed from one call, for callers
+ * with several operations in flight that complete in any order (a thread serving many
+ * requests, a language binding).  It waits like optireduce_wait when nothing moves: a
+ * short spin, then the kernel (docs/design.md, "Operations in flight").
+ */
+#include <sched.h>
+
+#include "internal.h"
+
+/* Operations not yet completed: the running ones and those queued behind them. */
+static unsigned pending_ops(const optireduce_comm_t *comm)
+{
+	unsigned n = 0;
+
+	for (const optireduce_req_t *r = comm->head; r; r = r->next)
+		n++;
+	return n;
+}
+
+/* Nothing moved: yield the CPU during the spin time, then sleep up to 1 ms in the kernel,
+ * never past the caller's deadline. */
+static int idle_wait(optireduce_comm_t *comm, double idle_since, double deadline_us)
+{
+	double now = or_now_us();
+	int spin_param = comm->head && comm->head->coll.bounded ? OR_P_BOUNDED_SPIN_US
+	                                                        : OR_P_SPIN_US;
+	int ret;
+
+	if (now - idle_since <= (double)or_param_int(&comm->params, spin_param) ||
+	    deadline_us - now < 1000.0) {
+		sched_yield();
+		return 0;
+	}
+	ret = or_comm_wait_activity(comm, 1);
+	return ret == -OPTIREDUCE_EAGAIN ? 0 : ret;
+}
+
+int optireduce_comm_progress(optireduce_comm_t *comm, int timeout_ms)
+{
+	double start, deadline, idle_since;
+	unsigned before, left;
+
+	if (!or_comm_valid(comm))
+		return -OPTIREDUCE_EBADHANDLE;
+	if (timeout_ms < 0)
+		return -OPTIREDUCE_EINVAL;
+	before = left = pending_ops(comm);
+	start = idle_since = or_now_us();
+	deadline = start + 1e3 * (double)timeout_ms;
+	while (left == before && before) {
+		int activity, ret = or_comm_progress(comm, &activity);
+
+		/* A failure fails every operation: they completed, with its code in their status. */
+		if (ret < 0)
+			or_comm_fail(comm, ret);
+		left = pending_ops(comm);
+		if (left < before || or_now_us() >= deadline)
+			break;
+		if (activity) {
+			idle_since = or_now_us();
+			continue;
+		}
+		ret = idle_wait(comm, idle_since, deadline);
+		if (ret < 0) {
+			or_comm_fail(comm, ret);
+			left = 0;
+		}
+	}
+	return (int)(before - left);
+}

@@ -1,0 +1,4 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# 2 ranks, bounded mode: 32 operations in flight, completed through optireduce_comm_progress.
+exec "${top_srcdir:-.}/test/run-mpi.sh" 2 "${top_builddir:-.}/test/mpi_multireq" bounded -q -p
