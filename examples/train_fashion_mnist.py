@@ -18,6 +18,10 @@ summary next to it, and prints a progress line at each evaluation.
         images; at the end on all 10000.
     lost: share of gradient elements that bounded mode estimated instead of
         received (struct optireduce_status: elements expected minus received).
+    blocks_empty: block contributions of which no element arrived, estimated
+        whole (contributions_missing); partly lost blocks are rescaled and count
+        only in lost, so under a few percent of random loss this stays 0.
+    overlap: the most buckets in flight at once when one of the step's started.
     comm_s: a step's gradient averaging, from its first bucket handed to the
         hook to its last one reduced.
 
@@ -218,7 +222,8 @@ def percentile(values, q):
 
 
 COLUMNS = ("step", "wall_s", "elapsed_s", "step_s", "comm_s", "buckets", "loss", "test_acc",
-           "train_loss_all", "lost", "lost_all", "estimated", "deadline_ms", "hard_bounds")
+           "train_loss_all", "lost", "lost_all", "blocks_empty", "overlap", "deadline_ms",
+           "hard_bounds")
 
 
 def setup(args):
@@ -300,7 +305,8 @@ def main(argv=None):
                "elapsed_s": "%.3f" % (time.perf_counter() - t_start), "step_s": "%.4f" % dt,
                "comm_s": "%.4f" % span, "buckets": nbuckets, "loss": "%.5f" % loss.item()}
         if st is not None:
-            row.update(lost="%.6f" % st.fraction_lost, estimated=st.contributions_missing,
+            row.update(lost="%.6f" % st.fraction_lost, blocks_empty=st.contributions_missing,
+                       overlap=st.ops_in_flight_max,
                        deadline_ms="%.3f" % (st.deadline_us_max / 1e3),
                        hard_bounds=st.hard_bounds)
             # Summed over ranks at evaluations only: one more collective per step would

@@ -65,6 +65,7 @@ class Status(ctypes.Structure):
         ("packets_parked", ctypes.c_uint64),
         ("deadline_us", ctypes.c_uint64 * PHASES),
         ("phase_end", ctypes.c_int * PHASES),
+        ("ops_in_flight", ctypes.c_uint32),
     ]
 
 
@@ -129,6 +130,7 @@ _PROTOTYPES = {
                                              ctypes.c_int, ctypes.POINTER(_P)]),
     "optireduce_test": (ctypes.c_int, [_P]),
     "optireduce_wait": (ctypes.c_int, [_P, ctypes.POINTER(Status)]),
+    "optireduce_comm_progress": (ctypes.c_int, [_P, ctypes.c_int]),
     "optireduce_dtype_size": (ctypes.c_size_t, [ctypes.c_int]),
     "optireduce_algorithm_name": (ctypes.c_char_p, [ctypes.c_int]),
     "optireduce_param_info": (ctypes.c_int, [ctypes.c_int, ctypes.POINTER(ParamInfo)]),

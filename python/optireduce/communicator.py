@@ -2,16 +2,19 @@
 """A liboptireduce communicator driven by one thread of its own.
 
 The library wants a context and everything made from it used by one thread
-at a time, and it progresses operations only inside optireduce_test/wait.
-So each Communicator has a worker thread that makes every C call after
-creation: it starts operations in the order they were submitted
-(optireduce_iallreduce) and completes them by blocking in optireduce_wait
-on the oldest one (operations on a communicator complete in start order).
-ctypes releases the GIL for the length of each call, so Python code, the
-backward pass of a training step for instance, runs while data moves.
+at a time, and it progresses operations only inside its calls.  So each
+Communicator has a worker thread that makes every C call after creation.
+It starts every operation as soon as it is submitted (optireduce_iallreduce;
+the library runs up to its max_inflight at once and queues the rest), then
+alternates between optireduce_comm_progress, which progresses all of them
+and sleeps in the kernel when nothing moves, for at most PROGRESS_MS, and
+collecting the ones optireduce_test says are done, in whatever order they
+finish.  Work submitted meanwhile starts within PROGRESS_MS; with nothing
+pending the thread blocks on its queue.  ctypes releases the GIL for the
+length of each call, so Python code, the backward pass of a training step
+for instance, runs while data moves, and gradient buckets overlap each other.
 """
 import atexit
-import collections
 import ctypes
 import queue
 import sys
@@ -22,6 +25,10 @@ from . import _library as L
 from .stats import Stats
 
 _live = weakref.WeakSet()
+
+# Longest wait inside one optireduce_comm_progress call while operations are pending: the
+# delay before newly submitted work starts.  Finished operations end the wait at once.
+PROGRESS_MS = 2
 
 
 class Request:
@@ -139,8 +146,9 @@ class Communicator:
     # -- the worker thread: every C call after creation --
 
     def _run(self):
-        pending = collections.deque()
+        pending = []  # (C request, Request) in start order
         stopping = None
+        rescan = False
         while True:
             try:
                 job = self._queue.get(block=not pending and stopping is None)
@@ -156,13 +164,33 @@ class Communicator:
                 except queue.Empty:
                     job = None
             if pending:
-                req, request = pending.popleft()
-                st = L.Status()
-                ret = self._lib.optireduce_wait(req, ctypes.byref(st))
-                self._complete(request, ret, st)
+                rescan = self._progress(pending, 0 if rescan else PROGRESS_MS)
             elif stopping is not None:
                 break
         self._destroy(stopping)
+
+    def _progress(self, pending, timeout_ms):
+        """Progress everything, then collect what is done.  True when some finished.
+
+        optireduce_test progresses the communicator too, so an operation older than
+        the one tested may finish inside it unseen: the caller then scans again
+        without waiting.
+        """
+        lib = self._lib
+        ret = lib.optireduce_comm_progress(self._comm, timeout_ms)
+        if ret < 0:  # a bad handle only: operations fail through test and wait
+            raise L.OptiReduceError(ret, "optireduce_comm_progress")
+        still, finished = [], False
+        for req, request in pending:
+            if lib.optireduce_test(req) == L.INPROGRESS:
+                still.append((req, request))
+                continue
+            st = L.Status()
+            ret = lib.optireduce_wait(req, ctypes.byref(st))
+            self._complete(request, ret, st)
+            finished = True
+        pending[:] = still
+        return finished
 
     def _handle(self, job, pending):
         if job[0] == "op":

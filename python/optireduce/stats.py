@@ -13,9 +13,15 @@ class Stats:
 
     elements_* and contributions_* are as this rank saw them (both phases of a
     bounded operation); in exact mode nothing is lost and the loss fields stay 0.
+    The share of gradient entries lost is fraction_lost (elements); a block
+    contribution counts in contributions_missing only when none of it arrived,
+    which random loss of a few percent almost never causes.  ops_in_flight_max
+    is the most operations of the communicator that ran at once when one of
+    these started (more than 1: they overlapped).
     """
 
-    __slots__ = _COUNTERS + ("elapsed_us", "elapsed_us_max", "deadline_us_max")
+    __slots__ = _COUNTERS + ("elapsed_us", "elapsed_us_max", "deadline_us_max",
+                             "ops_in_flight_max")
 
     def __init__(self):
         for name in self.__slots__:
@@ -38,12 +44,14 @@ class Stats:
         self.elapsed_us += st.elapsed_us
         self.elapsed_us_max = max(self.elapsed_us_max, st.elapsed_us)
         self.deadline_us_max = max(self.deadline_us_max, *st.deadline_us)
+        self.ops_in_flight_max = max(self.ops_in_flight_max, st.ops_in_flight)
 
     def merge(self, other):
         for name in _COUNTERS + ("elapsed_us",):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.elapsed_us_max = max(self.elapsed_us_max, other.elapsed_us_max)
         self.deadline_us_max = max(self.deadline_us_max, other.deadline_us_max)
+        self.ops_in_flight_max = max(self.ops_in_flight_max, other.ops_in_flight_max)
 
     @property
     def elements_lost(self):
@@ -57,7 +65,7 @@ class Stats:
 
     @property
     def fraction_estimated(self):
-        """Share of block contributions that were estimated instead of received."""
+        """Share of block contributions of which nothing arrived (estimated whole)."""
         if not self.contributions_expected:
             return 0.0
         return self.contributions_missing / self.contributions_expected
