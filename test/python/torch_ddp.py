@@ -6,6 +6,12 @@
                  Gloo's allreduce see the same averaged gradient, bucket by bucket (each
                  bucket is also reduced by Gloo inside the hook), over several steps and
                  more than one bucket; their parameters stay equal.
+  overlap:       buckets overlap: rank 0 hands DDP's every bucket to the hook before the other
+                 ranks start their backward pass (they wait for its word in the store), so
+                 none of its operations can finish yet, and its step statistics must say
+                 min(buckets, max_inflight) were in flight at once; parameters stay equal
+                 to those of the same model on Gloo.  (Were buckets started one after
+                 another, the word would never come: the check fails after 60 s.)
   all_reduce:    every dtype with a library dtype, every op, against sums computed here
                  from every rank's inputs; TypeError for what the library cannot serve
                  (int16, sparse, a device tensor, non-contiguous); library errors carry
@@ -20,6 +26,7 @@
   torch_ddp.py --np N
 """
 import argparse
+import datetime
 import os
 import sys
 import tempfile
@@ -110,6 +117,68 @@ def test_hook_exact(comm, rank, size, steps=4):
                   "step %d: parameters differ by %g" % (step, (p - q).abs().max().item()))
     if rank == 0:
         print("hook exact: %d steps, %d buckets in the last, each as gloo's" % (steps, len(records)))
+
+
+def overlap_hook(rank):
+    """allreduce_hook; rank 0 says in the store when every bucket of the step has started."""
+    import optireduce.torch as ort
+
+    store = dist.distributed_c10d._get_default_store()
+    state = {"step": 0, "buckets": 0}
+
+    def hook(comm, bucket):
+        fut = ort.allreduce_hook(comm, bucket)
+        state["buckets"] += 1
+        if rank == 0 and bucket.is_last():
+            # Runs on the communicator's thread after the buckets' starts, queued before it.
+            comm._call(lambda: None)
+            store.set("overlap/%d" % state["step"], b"started")
+        return fut
+
+    def wait_for_rank0(step):
+        state["step"] = step
+        if rank != 0:
+            try:
+                store.wait(["overlap/%d" % step], datetime.timedelta(seconds=60))
+            except RuntimeError as e:
+                check(False, "step %d: rank 0's buckets did not all start: %s" % (step, e))
+
+    return hook, state, wait_for_rank0
+
+
+def test_hook_overlap(comm, rank, size, steps=3):
+    ref_net = DDP(make_model(), bucket_cap_mb=BUCKET_MB)
+    or_net = DDP(make_model(), bucket_cap_mb=BUCKET_MB)
+    hook, state, wait_for_rank0 = overlap_hook(rank)
+    or_net.register_comm_hook(comm, hook)
+    ref_opt = torch.optim.SGD(ref_net.parameters(), lr=0.1)
+    or_opt = torch.optim.SGD(or_net.parameters(), lr=0.1)
+    max_inflight = int(comm.get_param("max_inflight")[0])
+    comm.take_step_stats()
+    for step in range(steps):
+        train_step(ref_net, ref_opt, rank, step)
+        x, y = batch(rank, step)
+        or_opt.zero_grad()
+        loss = nn.functional.cross_entropy(or_net(x), y)
+        state["buckets"] = 0
+        wait_for_rank0(step)
+        loss.backward()
+        or_opt.step()
+        st = comm.take_step_stats()
+        n = state["buckets"]
+        check(st.operations == n and 1 <= st.ops_in_flight_max <= max_inflight,
+              "step %d: %d buckets, stats %r, %d in flight" % (step, n, st,
+                                                              st.ops_in_flight_max))
+        if rank == 0 and step > 0:
+            check(n >= 2 and st.ops_in_flight_max == min(n, max_inflight),
+                  "step %d: %d buckets, at most %d in flight at once (want %d)"
+                  % (step, n, st.ops_in_flight_max, min(n, max_inflight)))
+        for p, q in zip(ref_net.parameters(), or_net.parameters()):
+            check(torch.allclose(p, q, rtol=1e-5, atol=1e-6),
+                  "overlap step %d: parameters differ by %g" % (step, (p - q).abs().max().item()))
+        if rank == 0:
+            print("hook overlap: step %d, %d buckets, up to %d in flight at once"
+                  % (step, n, st.ops_in_flight_max), flush=True)
 
 
 def dtype_input(rank, n, dtype):
@@ -236,8 +305,8 @@ def loss_run(comm, rank, size, p, trials, count, final):
     nmse = err2 / norm2
     theory = 2 * seen / (1 - seen)
     if rank == 0:
-        print("bounded loss %.2f: reported %.4f lost, %d contributions estimated, nmse %.4f "
-              "(bound %.4f), %d of %d elements outside 5 s.e."
+        print("bounded loss %.2f: reported %.4f lost, %d block contributions lost whole, "
+              "nmse %.4f (bound %.4f), %d of %d elements outside 5 s.e."
               % (p, seen, missing, nmse, theory * 1.3 + 0.01, biased, count), flush=True)
     # Seen on this host's loopback: 0.7-1.0 p (last packets are never dropped), more when a
     # rank was descheduled long enough for its socket to overflow: then run again.
@@ -314,6 +383,7 @@ def rank_main(rank, size, path):
         import optireduce.torch as ort
         comm = ort.init("exact")
         test_hook_exact(comm, rank, size)
+        test_hook_overlap(comm, rank, size)
         test_all_reduce(comm, rank, size)
         comm.close()
         test_bounded(rank, size)
