@@ -236,11 +236,12 @@ int optireduce_test(optireduce_req_t *req);
 int optireduce_wait(optireduce_req_t *req, struct optireduce_status *status);
 /*
  * Progress every operation of comm (starting queued ones as running ones finish) until
- * at least one completes or timeout_ms milliseconds pass (0: one pass, no waiting); while
- * nothing moves it sleeps in the kernel instead of spinning.  Returns how many operations
- * completed during the call (then find them with optireduce_test and collect them with
- * optireduce_wait; a failed one completed too, its code in its wait), 0 at once when none
- * is pending, or -OPTIREDUCE_EBADHANDLE, or -OPTIREDUCE_EINVAL for a negative timeout_ms.
+ * at least one completes or about timeout_ms milliseconds pass (0: one pass, no waiting;
+ * else up to 1 ms more); while nothing moves it sleeps in the kernel, not spinning.
+ * Returns how many operations completed during the call (find them with optireduce_test,
+ * collect them with optireduce_wait; a failed one completed too, its code in its wait),
+ * 0 at once when none is pending, or -OPTIREDUCE_EBADHANDLE, or -OPTIREDUCE_EINVAL for a
+ * negative timeout_ms.
  */
 int optireduce_comm_progress(optireduce_comm_t *comm, int timeout_ms);
 

@@ -19,17 +19,15 @@ static unsigned pending_ops(const optireduce_comm_t *comm)
 	return n;
 }
 
-/* Nothing moved: yield the CPU during the spin time, then sleep up to 1 ms in the kernel,
- * never past the caller's deadline. */
-static int idle_wait(optireduce_comm_t *comm, double idle_since, double deadline_us)
+/* Nothing moved: yield the CPU during the spin time, then sleep up to 1 ms in the kernel
+ * (the caller's deadline may pass by less than that: no spinning until it comes). */
+static int idle_wait(optireduce_comm_t *comm, double idle_since)
 {
-	double now = or_now_us();
-	int spin_param = comm->head && comm->head->coll.bounded ? OR_P_BOUNDED_SPIN_US
-	                                                        : OR_P_SPIN_US;
+	int spin_param =
+	    comm->head && comm->head->coll.bounded ? OR_P_BOUNDED_SPIN_US : OR_P_SPIN_US;
 	int ret;
 
-	if (now - idle_since <= (double)or_param_int(&comm->params, spin_param) ||
-	    deadline_us - now < 1000.0) {
+	if (or_now_us() - idle_since <= (double)or_param_int(&comm->params, spin_param)) {
 		sched_yield();
 		return 0;
 	}
@@ -52,7 +50,7 @@ int optireduce_comm_progress(optireduce_comm_t *comm, int timeout_ms)
 	while (left == before && before) {
 		int activity, ret = or_comm_progress(comm, &activity);
 
-		/* A failure fails every operation: they completed, with its code in their status. */
+		/* A failure fails every operation: they completed, their status says why. */
 		if (ret < 0)
 			or_comm_fail(comm, ret);
 		left = pending_ops(comm);
@@ -62,7 +60,7 @@ int optireduce_comm_progress(optireduce_comm_t *comm, int timeout_ms)
 			idle_since = or_now_us();
 			continue;
 		}
-		ret = idle_wait(comm, idle_since, deadline);
+		ret = idle_wait(comm, idle_since);
 		if (ret < 0) {
 			or_comm_fail(comm, ret);
 			left = 0;
