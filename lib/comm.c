@@ -18,7 +18,8 @@
 #define OR_NAME_MAX 256
 
 struct or_hello {
-	uint64_t host; /* hostname and network namespace: same value = same host */
+	uint64_t host;    /* same value = same host: machine, or the host_id parameter */
+	uint64_t machine; /* hostname and network namespace: which addresses reach a peer */
 	uint32_t id;   /* proposed communicator id; rank 0's wins */
 	uint32_t mode;
 	uint32_t pid;       /* names the host's shared segment when this rank leads it */
@@ -43,24 +44,30 @@ static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-/*
- * Namespaces share a hostname, so the network namespace is part of "host".  The host_id
- * parameter replaces both: tests give ranks of one machine distinct hosts with it.
- */
-static uint64_t host_identity(const struct or_params *p)
+/* Namespaces share a hostname, so the network namespace is part of the machine. */
+static uint64_t machine_identity(void)
 {
-	const char *forced = or_param_str(p, OR_P_HOST_ID);
 	char name[256] = "";
 	struct stat st;
 	uint64_t h = 0xcbf29ce484222325ull;
 
-	if (forced && *forced)
-		return fnv1a(fnv1a(h, "host_id", 7), forced, strlen(forced));
 	gethostname(name, sizeof(name) - 1);
 	h = fnv1a(h, name, strlen(name));
 	if (stat("/proc/self/ns/net", &st) == 0)
 		h = fnv1a(h, &st.st_ino, sizeof(st.st_ino));
 	return h;
+}
+
+/* The host_id parameter replaces the machine: tests give ranks of one machine distinct
+ * hosts with it. */
+static uint64_t host_identity(const struct or_params *p)
+{
+	const char *forced = or_param_str(p, OR_P_HOST_ID);
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	if (forced && *forced)
+		return fnv1a(fnv1a(h, "host_id", 7), forced, strlen(forced));
+	return machine_identity();
 }
 
 static uint32_t random_id(void)
@@ -84,6 +91,7 @@ static int exchange_hello(optireduce_comm_t *c, const struct optireduce_oob *oob
                           struct or_hello **out)
 {
 	struct or_hello me = {host_identity(&c->params),
+	                      machine_identity(),
 	                      random_id(),
 	                      (uint32_t)c->mode,
 	                      (uint32_t)getpid(),
@@ -223,7 +231,7 @@ static int create_flat(optireduce_comm_t *c, const struct optireduce_oob *oob,
 	int same_host = 1, ret;
 
 	for (uint32_t i = 0; i < c->size; i++)
-		if (all[i].host != all[c->rank].host)
+		if (all[i].machine != all[c->rank].machine)
 			same_host = 0;
 	ret = or_comm_open_channels(c, same_host);
 	return or_comm_exchange_names(c, oob, NULL, ret);
@@ -234,14 +242,15 @@ static int create_transport(optireduce_comm_t *c, const struct optireduce_oob *o
 {
 	uint64_t *hosts = calloc(c->size, sizeof(*hosts));
 	uint32_t *pids = calloc(c->size, sizeof(*pids));
-	int ret = hosts && pids ? 0 : -OPTIREDUCE_ENOMEM;
+	int ret = hosts && pids ? 0 : -OPTIREDUCE_ENOMEM, one_machine = 1;
 
 	for (uint32_t i = 0; !ret && i < c->size; i++) {
 		hosts[i] = all[i].host;
 		pids[i] = all[i].pid;
+		one_machine &= all[i].machine == all[0].machine;
 	}
 	if (!ret && all[0].hierarchy && or_hier_wanted(hosts, c->size))
-		ret = or_hier_create(c, oob, hosts, pids);
+		ret = or_hier_create(c, oob, hosts, pids, one_machine);
 	else if (!ret)
 		ret = create_flat(c, oob, all);
 	free(hosts);
@@ -341,6 +350,26 @@ const char *optireduce_comm_provider(const optireduce_comm_t *comm, enum optired
 	if (mode == OPTIREDUCE_MODE_BOUNDED)
 		return comm->bounded ? or_bounded_provider(comm->bounded) : NULL;
 	return or_ofi_provider_name(comm->rdm);
+}
+
+int optireduce_comm_layout(const optireduce_comm_t *comm, char *buf, size_t len)
+{
+	int n, ret;
+
+	if (!or_comm_valid(comm))
+		return -OPTIREDUCE_EBADHANDLE;
+	if (!buf || len == 0)
+		return -OPTIREDUCE_EINVAL;
+	if (!comm->hier) {
+		n = snprintf(buf, len, "hosts %u, one rank per host", comm->size);
+		return n >= 0 && (size_t)n < len ? 0 : -OPTIREDUCE_EOVERFLOW;
+	}
+	ret = or_hier_describe(comm->hier, buf, len);
+	n = (int)strlen(buf);
+	if (!ret && snprintf(buf + n, len - (size_t)n, ", shared memory %s",
+	                     comm->hier->shm.path) >= (int)(len - (size_t)n))
+		ret = -OPTIREDUCE_EOVERFLOW;
+	return ret;
 }
 
 /* These fix the transport (the bounded channel sizes its buffers by the payload), so they

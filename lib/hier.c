@@ -65,7 +65,7 @@ static void segment_path(const struct or_hier *h, uint32_t id, const uint32_t *p
 }
 
 /* The leaders' communicator: rank = host index, the parent's id, mode and parameters. */
-static int open_net(struct or_hier *h, optireduce_comm_t *c)
+static int open_net(struct or_hier *h, optireduce_comm_t *c, int one_machine)
 {
 	h->net = or_comm_alloc(c->ctx, h->host, h->nhosts);
 	if (!h->net)
@@ -73,7 +73,7 @@ static int open_net(struct or_hier *h, optireduce_comm_t *c)
 	h->net->params = c->params;
 	h->net->mode = c->mode;
 	h->net->id = c->id;
-	return or_comm_open_channels(h->net, 0);
+	return or_comm_open_channels(h->net, one_machine);
 }
 
 static int agree(const struct optireduce_oob *oob, int status)
@@ -99,7 +99,7 @@ static size_t chunk_bytes(const optireduce_comm_t *c)
 }
 
 int or_hier_create(optireduce_comm_t *c, const struct optireduce_oob *oob, const uint64_t *hosts,
-                   const uint32_t *pids)
+                   const uint32_t *pids, int one_machine)
 {
 	struct or_hier *h = calloc(1, sizeof(*h));
 	char path[OR_SHM_PATH_MAX];
@@ -116,7 +116,7 @@ int or_hier_create(optireduce_comm_t *c, const struct optireduce_oob *oob, const
 	if (!ret && is_leader(h))
 		ret = or_shm_create(&h->shm, path, h->nlocal, chunk_bytes(c));
 	if (!ret && is_leader(h) && h->nhosts > 1)
-		ret = open_net(h, c);
+		ret = open_net(h, c, one_machine);
 	ret = or_comm_exchange_names(h->net, oob, h->leaders, ret);
 	if (!ret && !is_leader(h))
 		ret = or_shm_attach(&h->shm, path, h->nlocal, chunk_bytes(c));
@@ -181,7 +181,8 @@ void or_hier_log(const struct or_hier *h, uint32_t id)
 
 	if (or_log_level < OR_LOG_INFO)
 		return;
-	or_hier_describe(h, buf, sizeof(buf));
+	if (or_hier_describe(h, buf, sizeof(buf)))
+		snprintf(buf + sizeof(buf) - 4, 4, "...");
 	or_log(OR_LOG_INFO, "communicator %08x: %s, shared memory %s (%zu-byte chunks)%s", id, buf,
 	       h->shm.path, h->shm.chunk,
 	       h->net ? ", leads its host on the network" : "");

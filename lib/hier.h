@@ -27,9 +27,13 @@ struct or_hier {
 
 /* Some host holds more than one of these n ranks. */
 int or_hier_wanted(const uint64_t *hosts, uint32_t n);
-/* Collective over oob: the layout, the segment, and on leaders the leaders' communicator. */
+/*
+ * Collective over oob: the layout, the segment, and on leaders the leaders' communicator.
+ * one_machine: every rank runs on this machine and network namespace (hosts told apart
+ * by host_id), so the leaders reach each other over loopback.
+ */
 int or_hier_create(optireduce_comm_t *c, const struct optireduce_oob *oob, const uint64_t *hosts,
-                   const uint32_t *pids);
+                   const uint32_t *pids, int one_machine);
 void or_hier_destroy(struct or_hier *h);
 optireduce_comm_t *or_hier_net(const struct or_hier *h);
 uint32_t or_hier_net_hosts(const struct or_hier *h);

@@ -184,6 +184,17 @@ int main(int argc, char **argv)
 		FAIL("set-up failed\n");
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
+	{
+		char layout[512], want[32];
+		int nhosts, per_remote;
+		host_layout(&nhosts, &per_remote);
+		snprintf(want, sizeof(want), "hosts %d, ", nhosts);
+		if (optireduce_comm_layout(comm, layout, sizeof(layout)) ||
+		    strncmp(layout, want, strlen(want)) != 0)
+			FAIL("layout \"%s\" does not start with \"%s\"\n", layout, want);
+		if (rank == 0)
+			printf("layout: %s\n", layout);
+	}
 	for (int round = 0; round < 3; round++)
 		test_outstanding(comm);
 	optireduce_comm_destroy(comm);
