@@ -229,12 +229,17 @@ static int create_flat(optireduce_comm_t *c, const struct optireduce_oob *oob,
                        const struct or_hello *all)
 {
 	int same_host = 1, ret;
+	double t0 = or_now_us(), t1;
 
 	for (uint32_t i = 0; i < c->size; i++)
 		if (all[i].machine != all[c->rank].machine)
 			same_host = 0;
 	ret = or_comm_open_channels(c, same_host);
-	return or_comm_exchange_names(c, oob, NULL, ret);
+	t1 = or_now_us();
+	ret = or_comm_exchange_names(c, oob, NULL, ret);
+	or_log(OR_LOG_DEBUG, "endpoints opened in %.1f ms, names exchanged in %.1f ms",
+	       (t1 - t0) / 1e3, (or_now_us() - t1) / 1e3);
+	return ret;
 }
 
 static int create_transport(optireduce_comm_t *c, const struct optireduce_oob *oob,
