@@ -149,6 +149,9 @@ struct optireduce_status {
 	uint64_t packets_parked;    /* arrived early, kept for a later operation */
 	uint64_t deadline_us[OPTIREDUCE_STATUS_PHASES];
 	int phase_end[OPTIREDUCE_STATUS_PHASES]; /* enum optireduce_phase_end */
+	/* Operations of the communicator running on this rank when this one started, itself
+	 * included: 1 when it ran alone (at most the max_inflight parameter). */
+	uint32_t ops_in_flight;
 };
 
 typedef struct optireduce_ctx optireduce_ctx_t;
@@ -220,8 +223,11 @@ int optireduce_allreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf, 
                          struct optireduce_status *status);
 
 /*
- * Nonblocking allreduce.  Operations on one communicator complete in the
- * order they were started, and every rank must start them in the same order.
+ * Nonblocking allreduce.  Every rank must start the operations of one
+ * communicator in the same order.  Up to max_inflight of them progress at
+ * once (later ones start as earlier ones finish) and they may complete in
+ * any order: test or wait on each request, in any order.  A failure fails
+ * every operation of the communicator that has not completed.
  */
 int optireduce_iallreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                           enum optireduce_dtype dtype, enum optireduce_op op,

@@ -1,7 +1,8 @@
 /*
  * Operations: argument checks, the per-communicator queue, and the progress
- * engine.  Operations on one communicator run one at a time in start order,
- * which every rank shares, so tags and sequence numbers agree everywhere.
+ * engine.  Every rank starts a communicator's operations in the same order, up
+ * to max_inflight at once, and each finishes when its own data is in, so tags
+ * and sequence numbers agree everywhere (docs/design.md, "Operations in flight").
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -91,6 +92,7 @@ static int req_start(optireduce_comm_t *comm, optireduce_req_t *r)
 	int ret;
 
 	r->state = OR_REQ_RUNNING;
+	r->status.ops_in_flight = ++comm->running;
 	or_inject_delay(comm, c->seq);
 	r->t_start_us = r->t_last_progress_us = or_now_us();
 	if (c->bounded) {
@@ -120,6 +122,19 @@ static int finish_bounded(optireduce_comm_t *comm, optireduce_req_t *r)
 	return ret;
 }
 
+static void unlink_req(optireduce_comm_t *comm, optireduce_req_t *r)
+{
+	if (r->prev)
+		r->prev->next = r->next;
+	else
+		comm->head = r->next;
+	if (r->next)
+		r->next->prev = r->prev;
+	else
+		comm->tail = r->prev;
+	r->next = r->prev = NULL;
+}
+
 static void req_finish(optireduce_comm_t *comm, optireduce_req_t *r, int ret)
 {
 	struct or_coll *c = &r->coll;
@@ -139,9 +154,8 @@ static void req_finish(optireduce_comm_t *comm, optireduce_req_t *r, int ret)
 	r->status.error = ret;
 	r->status.elapsed_us = or_now_us() - r->t_start_us;
 	r->state = OR_REQ_DONE;
-	comm->head = r->next;
-	if (!comm->head)
-		comm->tail = NULL;
+	comm->running--;
+	unlink_req(comm, r);
 	if (ret) {
 		comm->failed = 1;
 		or_log(OR_LOG_WARN, "operation %llu failed: %s", (unsigned long long)c->seq,
@@ -161,7 +175,10 @@ static void comm_unlock(optireduce_comm_t *comm)
 		or_bounded_unlock(comm->bounded);
 }
 
-/* After a transport error nothing on this communicator can be trusted again. */
+/*
+ * After a transport error, a timeout or a failed start nothing on this communicator can be
+ * trusted again: every operation not yet completed fails with err.
+ */
 static void fail_all(optireduce_comm_t *comm, int err)
 {
 	comm_lock(comm);
@@ -170,18 +187,55 @@ static void fail_all(optireduce_comm_t *comm, int err)
 		if (r->state == OR_REQ_QUEUED) {
 			r->error = r->status.error = err;
 			r->state = OR_REQ_DONE;
-			comm->head = r->next;
+			unlink_req(comm, r);
 		} else {
 			req_finish(comm, r, err);
 		}
 	}
-	comm->tail = NULL;
 	comm->failed = 1;
 	comm_unlock(comm);
 }
 
+/*
+ * Whether the queued operation r may start: fewer than max_inflight run, and it stays within
+ * OR_TAG_SEQ_SPAN of the oldest running one (the list's head) even when younger operations
+ * finish first, so two operations alive anywhere never share an exact-channel tag (coll.h).
+ */
+static int may_start(const optireduce_comm_t *comm, const optireduce_req_t *r)
+{
+	if (comm->running >= (unsigned)or_param_int(&comm->params, OR_P_MAX_INFLIGHT))
+		return 0;
+	return !comm->running || r->coll.seq - comm->head->coll.seq < OR_TAG_SEQ_SPAN;
+}
+
+/*
+ * One pass over a running operation: 1 while it runs, 0 once it finished successfully, or a
+ * negative code once it failed.  activity says whether anything moved on the communicator in
+ * this pass; an operation that saw nothing move for peer_timeout_ms times out.
+ */
+static int progress_one(optireduce_comm_t *comm, optireduce_req_t *r, int *activity)
+{
+	int ret = r->alg->progress(&r->coll);
+	double now = or_now_us();
+
+	if (ret == OPTIREDUCE_INPROGRESS) {
+		if (*activity)
+			r->t_last_progress_us = now;
+		if (now - r->t_last_progress_us <=
+		    1e3 * (double)or_param_int(&comm->params, OR_P_PEER_TIMEOUT_MS))
+			return 1;
+		ret = -OPTIREDUCE_ETIMEDOUT;
+	}
+	req_finish(comm, r, ret);
+	*activity = 1;
+	return ret < 0 ? ret : 0;
+}
+
+/* Polls the channels, starts what may start and progresses every running operation, oldest
+ * first.  A failed operation is returned at once: the caller fails the rest (fail_all). */
 static int progress_locked(optireduce_comm_t *comm, int *activity)
 {
+	optireduce_req_t *r, *next;
 	int ret;
 
 	*activity = 0;
@@ -197,30 +251,22 @@ static int progress_locked(optireduce_comm_t *comm, int *activity)
 		else if (ret < 0)
 			return ret;
 	}
-	while (comm->head) {
-		optireduce_req_t *r = comm->head;
-		double now;
-
+	for (r = comm->head; r; r = next) {
+		next = r->next;
 		if (r->state == OR_REQ_QUEUED) {
+			/* Queued operations follow every running one, in start order. */
+			if (!may_start(comm, r))
+				break;
 			ret = req_start(comm, r);
 			*activity = 1;
 			if (ret < 0) {
 				req_finish(comm, r, ret);
-				continue;
+				return ret;
 			}
 		}
-		ret = r->alg->progress(&r->coll);
-		now = or_now_us();
-		if (ret == OPTIREDUCE_INPROGRESS) {
-			if (*activity)
-				r->t_last_progress_us = now;
-			else if (now - r->t_last_progress_us >
-			         1e3 * (double)or_param_int(&comm->params, OR_P_PEER_TIMEOUT_MS))
-				req_finish(comm, r, -OPTIREDUCE_ETIMEDOUT);
-			return 0;
-		}
-		req_finish(comm, r, ret);
-		*activity = 1;
+		ret = progress_one(comm, r, activity);
+		if (ret < 0)
+			return ret;
 	}
 	return 0;
 }
@@ -297,6 +343,7 @@ int optireduce_iallreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf,
 		r->status.flags |= OPTIREDUCE_STATUS_BOUNDED;
 	else if (comm->mode == OPTIREDUCE_MODE_BOUNDED)
 		r->status.flags |= OPTIREDUCE_STATUS_FELL_BACK;
+	r->prev = comm->tail;
 	if (comm->tail)
 		comm->tail->next = r;
 	else

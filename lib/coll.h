@@ -46,6 +46,15 @@ struct or_coll {
 };
 
 /*
+ * The exact channel's tags keep the low 24 bits of the operation number, and the core
+ * starts an operation only within this many numbers of the oldest one still running on
+ * its rank.  A peer is at most that far ahead again (it finishes nothing this rank has not
+ * started), so every operation alive on either side is within twice this of the oldest:
+ * below 2^24, no two share a tag (lib/coll_chan.c).
+ */
+#define OR_TAG_SEQ_SPAN (1u << 22)
+
+/*
  * Exact channel: reliable, tagged by (operation, step, segment).  Returns 0,
  * -OPTIREDUCE_EAGAIN (try again on a later progress call) or an error.
  */

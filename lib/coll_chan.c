@@ -18,7 +18,12 @@ static const struct or_ofi_xfer *ofi_xfer_c(const or_xfer_t *x)
 	return (const struct or_ofi_xfer *)(const void *)x;
 }
 
-/* 24 bits of operation, 16 of step, 24 of segment: operations run in order, so wrap is safe. */
+/*
+ * 24 bits of operation, 16 of step, 24 of segment.  Operations alive at once on both ends of
+ * a transfer span fewer than 2 * OR_TAG_SEQ_SPAN numbers (coll.h), so the wrap never makes
+ * two of them share a tag.
+ */
+_Static_assert(2ull * OR_TAG_SEQ_SPAN < (1ull << 24), "operation tags could collide");
 static uint64_t make_tag(uint64_t seq, uint32_t step, uint32_t seg)
 {
 	return ((seq & 0xffffffull) << 40) | ((uint64_t)(step & 0xffff) << 24) | (seg & 0xffffff);

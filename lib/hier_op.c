@@ -259,6 +259,7 @@ int or_hier_iallreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf, si
 	r->t_start_us = r->t_last_progress_us = or_now_us();
 	r->status.mode = OPTIREDUCE_MODE_EXACT;
 	r->status.algorithm = -1; /* shared memory only, unless a network step says otherwise */
+	r->status.ops_in_flight = 1; /* one at a time through the segment */
 	if (h->tail)
 		h->tail->next = r;
 	else

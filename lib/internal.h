@@ -39,8 +39,12 @@ struct optireduce_comm {
 	struct or_hier *hier; /* ranks share a host: lib/hier.c serves the operations */
 	uint64_t next_seq;
 	struct or_codec_cache codec_cache;
-	optireduce_req_t *head; /* operations in start order; head is the one running */
+	/* Operations in start order: the first `running` have started (up to max_inflight,
+	 * finishing in any order), the rest wait their turn (docs/design.md, "Operations in
+	 * flight"). */
+	optireduce_req_t *head;
 	optireduce_req_t *tail;
+	unsigned running;
 };
 
 enum or_req_state { OR_REQ_QUEUED, OR_REQ_RUNNING, OR_REQ_DONE };
@@ -63,6 +67,7 @@ struct optireduce_req {
 	struct or_bounded_times times; /* bounded: when it was encoded and decoded */
 	struct or_hier_op *hop;        /* an operation of a communicator with hier */
 	optireduce_req_t *next;
+	optireduce_req_t *prev;
 };
 
 double or_now_us(void);

@@ -41,6 +41,10 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "max_msg_size)")                                                                         \
 	X(PEER_TIMEOUT_MS, "peer_timeout_ms", OR_PT_INT, "60000", "1", "86400000",                 \
 	  "Exact mode: fail with ETIMEDOUT when no peer makes progress for this long")             \
+	X(MAX_INFLIGHT, "max_inflight", OR_PT_INT, "4", "1", "32",                                 \
+	  "Operations of one communicator that progress at once, in either mode; later ones "      \
+	  "start, in order, as earlier ones finish (in any order).  1 = one at a time: each "      \
+	  "waits for the previous one's last phase")                                               \
 	X(SPIN_US, "spin_us", OR_PT_INT, "100", "0", "1000000",                                    \
 	  "Busy-poll this long, yielding the CPU on each idle pass, before sleeping in the "       \
 	  "kernel while waiting")                                                                  \
@@ -122,6 +126,9 @@ enum or_param_id {
 #undef OR_PARAM_ENUM
 	    OR_P_COUNT
 };
+
+/* The max_inflight parameter's maximum, above: the channels size their tables by it. */
+#define OR_INFLIGHT_MAX 32
 
 #define OR_PARAM_STRLEN 256
 

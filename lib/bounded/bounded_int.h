@@ -20,7 +20,7 @@
 #define OR_RX_RING    2048  /* most pre-posted receive buffers (udp takes 1024: 1.5 MB) */
 #define OR_TX_POOL    256   /* send buffers in flight */
 #define OR_PARK_MAX   16384 /* packets kept for operations not started yet */
-#define OR_SEQ_WINDOW 64    /* how far ahead of the current operation packets are parked */
+#define OR_SEQ_WINDOW 64    /* how far ahead of the newest operation packets are parked */
 #define OR_BURST_BYTES                                                                             \
 	(16 * 1024) /* a receiver socket holds ~75 datagrams: bursts stay well below */
 /*
@@ -123,17 +123,26 @@ struct or_bounded_op {
 	struct or_coll *c;
 	size_t block_elems;
 	size_t user_bytes; /* the operation's size as the application gave it */
+	unsigned scratch_set; /* its row of or_bounded.scratch */
 	/* Declared by the algorithm (or_bop_set_phases), allocated on first use. */
 	struct or_phase *ph;
 	unsigned nphases;
 	unsigned status_split; /* phases [0, split) report in status slot 0, the rest in 1 */
-	/* What the network took: pacing follows it instead of probing past it. */
+	/*
+	 * What the network took: pacing follows it instead of probing past it.  sent_bytes
+	 * counts every packet the channel sent while a phase of this operation was sending,
+	 * its own and those of operations beside it, so the rate it took (over send_us) is the
+	 * channel's, not the share this operation had of it.
+	 */
 	uint64_t sent_bytes;
 	double send_us;   /* summed over phases, from begin until the last packet left */
 	uint64_t blocked; /* sends the endpoint refused (its socket buffer was full) */
 	uint64_t sent_pkts;
 	double start_us; /* the core's entry, before encoding: the timeline starts here */
 	double encoded_us;
+	double peer_loss; /* worst loss peers reported in this operation's packets, fraction */
+	/* Its own packets: sent (or dropped by injection), received, duplicates. */
+	uint64_t packets_sent, packets_received, packets_duplicate;
 };
 
 struct or_bounded {
@@ -149,13 +158,18 @@ struct or_bounded {
 	struct or_txbuf *tx_free;
 	struct or_parked *park;
 	size_t nparked;
-	struct or_bounded_op *op; /* the running operation, if any */
-	uint64_t seq_lo;          /* oldest operation not finished on this rank */
+	/* The running operations, oldest first (docs/design.md, "Operations in flight"). */
+	struct or_bounded_op *ops[OR_INFLIGHT_MAX];
+	unsigned nops;
+	/* Packets of [seq_lo, seq_hi) are taken: from the oldest operation not finished on this
+	 * rank to OR_SEQ_WINDOW past the newest started (op.c, update_window). */
+	uint64_t seq_lo;
+	uint64_t seq_hi;
+	uint64_t seq_next; /* one past the newest operation started on this rank */
 	/* pacing */
 	struct or_pacer pace;
 	double tokens;
 	double last_refill_us;
-	double peer_loss;        /* worst loss peers reported in this operation, fraction */
 	double own_loss;         /* loss this rank saw in its last operation, reported in headers */
 	int blocked;             /* the last send found the endpoint full */
 	double blocked_until_us; /* no send is tried before this after a refusal */
@@ -163,7 +177,9 @@ struct or_bounded {
 	uint64_t inject_state;
 	struct or_tmo tmo;
 	uint32_t *tmo_store;
-	struct optireduce_status stats; /* packet counters between operations */
+	/* Packets no running operation owns (invalid, stale, parked), reported by the next
+	 * operation that finishes; each operation counts its own in or_bounded_op. */
+	struct optireduce_status stats;
 	/*
 	 * Two locks.  lock (recursive) guards the operation state above and is held by the
 	 * core while it works on the communicator.  ofi_lock guards the endpoint (libfabric
@@ -180,18 +196,22 @@ struct or_bounded {
 	size_t rcvbuf; /* the datagram socket's receive buffer, bytes; 0 if unknown */
 	int wait_fd;   /* readable when the endpoint has completions; -1: sleep and poll instead */
 	int wake[2];   /* a pipe: destroy wakes the progress thread out of poll() */
-	/* While an operation runs and the application keeps calling in, the progress thread
+	/* While operations run and the application keeps calling in, the progress thread
 	 * waits on op_done (with lock) instead of polling: see progress.c. */
 	pthread_cond_t op_done;
-	volatile int in_op;
+	volatile int in_op; /* nops > 0, read without lock */
 	/* The application's waits for lock while the progress thread held it, since the last
 	 * operation finished: the price of a thread that wakes for every early datagram. */
 	unsigned lock_waits;
 	double lock_wait_us;
 	double app_us; /* the application's last poll or wait */
-	void *scratch[OR_BOP_SCRATCH_SLOTS]; /* algorithms' buffers, kept across operations */
-	size_t scratch_cap[OR_BOP_SCRATCH_SLOTS];
+	/* Algorithms' buffers, kept across operations: one row per operation in flight. */
+	void *scratch[OR_INFLIGHT_MAX][OR_BOP_SCRATCH_SLOTS];
+	size_t scratch_cap[OR_INFLIGHT_MAX][OR_BOP_SCRATCH_SLOTS];
+	uint64_t scratch_busy; /* rows held by running operations, a bit each */
 };
+
+_Static_assert(OR_INFLIGHT_MAX <= 64, "scratch_busy has a bit per operation in flight");
 
 static inline double or_bd_param_d(const struct or_bounded *b, enum or_param_id id)
 {
@@ -208,17 +228,20 @@ void or_bd_sleep_us(long us);
 void or_bd_progress_start(struct or_bounded *b);
 void or_bd_progress_stop(struct or_bounded *b);
 
+/* channel.c */
+struct or_phase *or_bd_sending_phase(struct or_bounded_op *op, unsigned *step);
+
 /* rx.c */
 int or_bd_rx_post_all(struct or_bounded *b);
 int or_bd_reap(struct or_bounded *b);
 int or_bd_drain_ready(struct or_bounded *b);
-void or_bd_replay_parked(struct or_bounded *b);
+void or_bd_replay_parked(struct or_bounded *b, struct or_bounded_op *op);
 uint16_t or_bd_max_steps(uint32_t n);
 
 /* tx.c */
 void or_bd_tx_init(struct or_bounded *b);
 void or_bd_refill(struct or_bounded *b);
-int or_bd_pump(struct or_bounded *b, unsigned step);
+int or_bd_pump(struct or_bounded *b, struct or_bounded_op *op, unsigned step);
 uint32_t or_bd_unsent_peers(const struct or_phase *ph);
 
 /* inject.c */

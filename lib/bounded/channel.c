@@ -116,6 +116,7 @@ int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bou
 		return -OPTIREDUCE_ENOMEM;
 	init_locks(b);
 	b->comm = comm;
+	b->seq_hi = OR_SEQ_WINDOW; /* operation 0 is next (op.c, update_window) */
 	b->wait_fd = b->wake[0] = b->wake[1] = -1;
 	ret = or_ofi_open(OR_OFI_DGRAM, or_param_str(&comm->params, OR_P_BOUNDED_PROVIDER),
 	                  same_host, &b->ep);
@@ -157,8 +158,9 @@ void or_bounded_destroy(struct or_bounded *b)
 	free(b->rx_mem);
 	free(b->tx_mem);
 	free(b->tmo_store);
-	for (unsigned i = 0; i < OR_BOP_SCRATCH_SLOTS; i++)
-		free(b->scratch[i]);
+	for (unsigned r = 0; r < OR_INFLIGHT_MAX; r++)
+		for (unsigned i = 0; i < OR_BOP_SCRATCH_SLOTS; i++)
+			free(b->scratch[r][i]);
 	destroy_locks(b);
 	free(b);
 }
@@ -207,8 +209,8 @@ void or_bounded_unlock(struct or_bounded *b)
 	pthread_mutex_unlock(&b->lock);
 }
 
-/* The first phase still sending, or NULL. */
-static struct or_phase *sending_phase(struct or_bounded_op *op, unsigned *step)
+/* The first phase of op still sending, or NULL. */
+struct or_phase *or_bd_sending_phase(struct or_bounded_op *op, unsigned *step)
 {
 	for (unsigned p = 0; op && p < op->nphases; p++) {
 		struct or_phase *ph = &op->ph[p];
@@ -220,38 +222,55 @@ static struct or_phase *sending_phase(struct or_bounded_op *op, unsigned *step)
 	return NULL;
 }
 
+/* Whether a phase of any running operation is sending. */
+static int any_sending(struct or_bounded *b)
+{
+	unsigned step;
+
+	for (unsigned i = 0; i < b->nops; i++)
+		if (or_bd_sending_phase(b->ops[i], &step))
+			return 1;
+	return 0;
+}
+
 int or_bounded_poll(struct or_bounded *b)
 {
 	unsigned step;
-	int ret, sent;
+	int ret;
 
 	b->app_us = or_now_us();
 	ret = or_bd_reap(b);
 	if (ret < 0)
 		return ret;
 	ret += or_bd_drain_ready(b);
-	if (!sending_phase(b->op, &step))
-		return ret;
 	/*
 	 * Only packets sent are activity: a pass that sent nothing must let the caller sleep
 	 * until tokens or the socket allow.  Counting the attempt kept the wait loop spinning
 	 * through whole phases: 150,000 empty polls, each a failed recvmsg, per 4 MiB
-	 * operation.
+	 * operation.  The oldest operation takes the shared tokens first, so operations tend
+	 * to finish in the order they started.
 	 */
-	sent = or_bd_pump(b, step);
-	return sent < 0 ? sent : ret + sent;
+	for (unsigned i = 0; i < b->nops; i++) {
+		int sent;
+		if (!or_bd_sending_phase(b->ops[i], &step))
+			continue;
+		sent = or_bd_pump(b, b->ops[i], step);
+		if (sent < 0)
+			return sent;
+		ret += sent;
+	}
+	return ret;
 }
 
 int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms)
 {
-	unsigned step;
 	double need, us;
 	int ret;
 
 	b->app_us = or_now_us();
-	if (!b->op)
+	if (!b->nops)
 		return or_ofi_wait(rdm, timeout_ms);
-	if (!sending_phase(b->op, &step)) {
+	if (!any_sending(b)) {
 		pthread_mutex_lock(&b->ofi_lock);
 		ret = b->ready_count ? 1 : or_ofi_wait(b->ep, 1);
 		pthread_mutex_unlock(&b->ofi_lock);

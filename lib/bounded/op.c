@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * One operation on the bounded channel: taken when the core starts it, and at its end
- * what it teaches the timeout controller and the pacer (docs/design.md, "Deadlines and
- * the timeout controller", "Pacing") before the channel lets it go.
+ * One operation on the bounded channel: taken when the core starts it, beside up to
+ * max_inflight - 1 others (docs/design.md, "Operations in flight"), and at its end what it
+ * teaches the timeout controller and the pacer (docs/design.md, "Deadlines and the timeout
+ * controller", "Pacing") before the channel lets it go.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -17,27 +18,46 @@ static void free_op(struct or_bounded_op *op)
 	free(op);
 }
 
+/* The operation's row of scratch buffers: each operation in flight has its own. */
 void *or_bop_scratch(struct or_coll *c, unsigned slot, size_t bytes)
 {
 	struct or_bounded *b = c->comm->bounded;
+	unsigned row = c->bop->scratch_set;
 
 	if (slot >= OR_BOP_SCRATCH_SLOTS)
 		return NULL;
-	if (b->scratch_cap[slot] < bytes) {
-		free(b->scratch[slot]);
-		b->scratch[slot] = malloc(bytes ? bytes : 1);
-		b->scratch_cap[slot] = b->scratch[slot] ? bytes : 0;
+	if (b->scratch_cap[row][slot] < bytes) {
+		free(b->scratch[row][slot]);
+		b->scratch[row][slot] = malloc(bytes ? bytes : 1);
+		b->scratch_cap[row][slot] = b->scratch[row][slot] ? bytes : 0;
 	}
-	return b->scratch[slot];
+	return b->scratch[row][slot];
+}
+
+/* The window of operations whose packets are taken: from the oldest running (or the next to
+ * start) up to OR_SEQ_WINDOW past the newest running (or the next to start). */
+static void update_window(struct or_bounded *b)
+{
+	b->seq_lo = b->nops ? b->ops[0]->c->seq : b->seq_next;
+	b->seq_hi = (b->nops ? b->ops[b->nops - 1]->c->seq : b->seq_next) + OR_SEQ_WINDOW;
 }
 
 int or_bounded_op_start(struct or_bounded *b, struct or_coll *c, size_t block_elems,
                         size_t user_bytes, const struct or_bounded_times *t)
 {
-	struct or_bounded_op *op = calloc(1, sizeof(*op));
+	struct or_bounded_op *op;
+	unsigned row = 0;
 
+	if (b->nops >= OR_INFLIGHT_MAX)
+		return -OPTIREDUCE_EBUSY; /* the core starts at most max_inflight: not reached */
+	op = calloc(1, sizeof(*op));
 	if (!op)
 		return -OPTIREDUCE_ENOMEM;
+	/* The lowest free row: the rows of large buffers stay few when few run at once. */
+	while (b->scratch_busy & (1ull << row))
+		row++;
+	b->scratch_busy |= 1ull << row;
+	op->scratch_set = row;
 	op->c = c;
 	op->block_elems = block_elems;
 	op->user_bytes = user_bytes;
@@ -50,10 +70,10 @@ int or_bounded_op_start(struct or_bounded *b, struct or_coll *c, size_t block_el
 		c->incast = (uint32_t)or_bd_param_i(b, OR_P_INCAST);
 	if (c->size > 1 && c->incast > c->size - 1)
 		c->incast = c->size - 1;
-	b->op = op;
+	b->ops[b->nops++] = op;
 	b->in_op = 1;
-	b->seq_lo = c->seq;
-	b->peer_loss = 0;
+	b->seq_next = c->seq + 1;
+	update_window(b);
 	return 0;
 }
 
@@ -68,11 +88,11 @@ static void finish_stats(struct or_bounded *b, struct or_coll *c)
 	struct optireduce_status *st = c->status;
 	uint64_t exp = 0, got = 0;
 
-	st->packets_sent = b->stats.packets_sent;
-	st->packets_received = b->stats.packets_received;
+	st->packets_sent = c->bop->packets_sent;
+	st->packets_received = c->bop->packets_received;
+	st->packets_duplicate = c->bop->packets_duplicate;
 	st->packets_invalid = b->stats.packets_invalid;
 	st->packets_stale = b->stats.packets_stale;
-	st->packets_duplicate = b->stats.packets_duplicate;
 	st->packets_parked = b->stats.packets_parked;
 	for (unsigned p = 0; p < c->bop->nphases; p++) {
 		exp += c->bop->ph[p].bytes_expected;
@@ -81,16 +101,23 @@ static void finish_stats(struct or_bounded *b, struct or_coll *c)
 	b->own_loss = exp ? 1.0 - (double)got / (double)exp : 0;
 }
 
-/* Retires the operation: packets of the next one are parked from now on. */
+/* Retires the operation: its packets are stale from now on. */
 static void end_op(struct or_bounded *b, struct or_coll *c)
 {
 	struct or_bounded_op *op = c->bop;
+	unsigned i = 0;
 
 	c->bop = NULL;
-	b->op = NULL;
-	b->in_op = 0;
+	while (i < b->nops && b->ops[i] != op)
+		i++;
+	if (i < b->nops) {
+		memmove(&b->ops[i], &b->ops[i + 1], (b->nops - i - 1) * sizeof(b->ops[0]));
+		b->nops--;
+	}
+	b->scratch_busy &= ~(1ull << op->scratch_set);
+	b->in_op = b->nops > 0;
 	pthread_cond_broadcast(&b->op_done);
-	b->seq_lo = c->seq + 1;
+	update_window(b);
 	/* What arrives from now on (parked, stale, invalid) is reported by the next operation. */
 	memset(&b->stats, 0, sizeof(b->stats));
 	free_op(op);
@@ -196,7 +223,7 @@ static enum or_pace_decision update_pacing(struct or_bounded *b, const struct or
                                            const struct op_sample *s)
 {
 	struct or_pace_sample ps = {
-	    .loss = b->peer_loss > b->own_loss ? b->peer_loss : b->own_loss,
+	    .loss = op->peer_loss > b->own_loss ? op->peer_loss : b->own_loss,
 	    /* Bits per microsecond = Mbit/s. */
 	    .took_mbps = op->send_us > 0 ? (double)op->sent_bytes * 8.0 / op->send_us : 0,
 	    .link_bound = op->blocked * 100 > op->sent_pkts + 100,

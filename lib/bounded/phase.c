@@ -179,7 +179,7 @@ int or_bop_send_region(struct or_coll *c, unsigned phase, uint32_t peer, const v
 /* Called by the algorithm once its regions are declared: parked packets now have a home. */
 void or_bop_regions_ready(struct or_coll *c)
 {
-	or_bd_replay_parked(c->comm->bounded);
+	or_bd_replay_parked(c->comm->bounded, c->bop);
 }
 
 /*
@@ -220,6 +220,17 @@ static void send_order(const struct or_coll *c, struct or_phase *ph)
 	ph->turn = 0;
 }
 
+/* Whether a phase of another running operation is sending. */
+static int sending_elsewhere(struct or_bounded *b, struct or_bounded_op *op)
+{
+	unsigned step;
+
+	for (unsigned i = 0; i < b->nops; i++)
+		if (b->ops[i] != op && or_bd_sending_phase(b->ops[i], &step))
+			return 1;
+	return 0;
+}
+
 int or_bop_phase_begin(struct or_coll *c, unsigned phase)
 {
 	struct or_bounded *b = c->comm->bounded;
@@ -242,8 +253,12 @@ int or_bop_phase_begin(struct or_coll *c, unsigned phase)
 	if (deadline > c->status->deadline_us[slot])
 		c->status->deadline_us[slot] = deadline;
 	send_order(c, ph);
-	b->last_refill_us = or_now_us();
-	ret = or_bd_pump(b, phase);
+	/* Time in which nothing was sending earns no tokens: a phase starts with what the
+	 * bucket held, not with a burst.  While another operation's phase sends, the one
+	 * bucket of the channel keeps its clock. */
+	if (!sending_elsewhere(b, c->bop))
+		b->last_refill_us = or_now_us();
+	ret = or_bd_pump(b, c->bop, phase);
 	return ret < 0 ? ret : 0;
 }
 

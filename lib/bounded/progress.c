@@ -58,7 +58,7 @@ static int wait_while_app_active(struct or_bounded *b)
 {
 	struct timespec ts;
 
-	if (!b->op || or_now_us() - b->app_us >= OR_APP_ACTIVE_US || b->thread_stop)
+	if (!b->nops || or_now_us() - b->app_us >= OR_APP_ACTIVE_US || b->thread_stop)
 		return 0;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_nsec += (long)OR_APP_ACTIVE_US * 1000;

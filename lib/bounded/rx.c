@@ -3,7 +3,8 @@
  * Receive side of the bounded channel: a pre-posted ring of receive buffers, drained
  * into a ready queue by whichever thread reaps the endpoint; each packet is decoded and
  * validated (docs/design.md, "Wire format"), parked if its operation has not declared
- * its regions yet, and placed into its sender's region otherwise.
+ * its regions yet, and placed into its sender's region of its operation otherwise: several
+ * operations may be running (docs/design.md, "Operations in flight").
  */
 #include <stdlib.h>
 #include <string.h>
@@ -114,24 +115,24 @@ static void mark_earlier_phases_sent(struct or_bounded_op *op, const struct or_w
 }
 
 /* The packet's payload into its place; what it tells of the sender's loss and deadline. */
-static void place(struct or_bounded *b, struct or_phase *ph, struct or_inbound *in,
-                  const struct or_wire_hdr *h, const uint8_t *payload)
+static void place(struct or_bounded *b, struct or_bounded_op *op, struct or_phase *ph,
+                  struct or_inbound *in, const struct or_wire_hdr *h, const uint8_t *payload)
 {
-	struct or_coll *c = b->op->c;
+	struct or_coll *c = op->c;
 
 	memcpy(in->region + h->offset, payload, h->length);
 	ph->bytes_received += h->length;
 	ph->last_arrival_us = or_now_us();
-	if ((double)h->loss / 65535.0 > b->peer_loss)
-		b->peer_loss = (double)h->loss / 65535.0;
+	if ((double)h->loss / 65535.0 > op->peer_loss)
+		op->peer_loss = (double)h->loss / 65535.0;
 	if (h->timeout_est_us)
 		or_tmo_peer_estimate(&b->tmo, h->sender, c->count * c->esize, h->timeout_est_us);
-	b->stats.packets_received++;
+	op->packets_received++;
 }
 
-static void deliver(struct or_bounded *b, const struct or_wire_hdr *h, const uint8_t *payload)
+static void deliver(struct or_bounded *b, struct or_bounded_op *op, const struct or_wire_hdr *h,
+                    const uint8_t *payload)
 {
-	struct or_bounded_op *op = b->op;
 	struct or_phase *ph;
 	struct or_inbound *in;
 	size_t idx;
@@ -160,12 +161,27 @@ static void deliver(struct or_bounded *b, const struct or_wire_hdr *h, const uin
 	}
 	idx = h->offset / b->payload;
 	if (in->seen[idx]) {
-		b->stats.packets_duplicate++;
+		op->packets_duplicate++;
 		return;
 	}
 	in->seen[idx] = 1;
 	in->got_pkts++;
-	place(b, ph, in, h, payload);
+	place(b, op, ph, in, h, payload);
+}
+
+/* The running operation seq, or NULL. */
+static struct or_bounded_op *running_op(const struct or_bounded *b, uint64_t seq)
+{
+	for (unsigned i = 0; i < b->nops; i++)
+		if (b->ops[i]->c->seq == seq)
+			return b->ops[i];
+	return NULL;
+}
+
+/* Operations start in order on every rank: one started here and no longer running is over. */
+static int finished(const struct or_bounded *b, uint64_t seq)
+{
+	return seq < b->seq_lo || (seq < b->seq_next && !running_op(b, seq));
 }
 
 /* Delivers, parks or drops (counting why) one datagram. */
@@ -177,18 +193,20 @@ static void handle_packet(struct or_bounded *b, const uint8_t *pkt, size_t len)
 	    .comm_id = b->comm->id,
 	    .nranks = b->comm->size,
 	    .seq_lo = b->seq_lo,
-	    .seq_hi = b->seq_lo + OR_SEQ_WINDOW,
+	    .seq_hi = b->seq_hi,
 	    .nsteps = or_bd_max_steps(b->comm->size),
 	    .max_contrib = (uint16_t)(b->comm->size > 65535 ? 65535 : b->comm->size),
 	};
 	int ret = or_wire_decode(pkt, len, &h);
+	struct or_bounded_op *op = ret ? NULL : running_op(b, h.seq);
 
-	/* The running operation accepts only the steps its algorithm declared. */
-	if (!ret && b->op && h.seq == b->op->c->seq && b->op->ph)
-		e.nsteps = (uint16_t)b->op->nphases;
+	/* A running operation accepts only the steps its algorithm declared. */
+	if (op && op->ph)
+		e.nsteps = (uint16_t)op->nphases;
 	if (!ret)
 		ret = or_wire_validate(&h, &e);
-	if (ret == OR_WIRE_EWINDOW_OLD) {
+	/* Older than the window, or finished here while an older one still runs. */
+	if (ret == OR_WIRE_EWINDOW_OLD || (!ret && !op && finished(b, h.seq))) {
 		b->stats.packets_stale++;
 		return;
 	}
@@ -198,11 +216,11 @@ static void handle_packet(struct or_bounded *b, const uint8_t *pkt, size_t len)
 		return;
 	}
 	/* Kept until the operation's algorithm has declared its phases and regions. */
-	if (!b->op || h.seq != b->op->c->seq || !b->op->ph) {
+	if (!op || !op->ph) {
 		park(b, pkt, len);
 		return;
 	}
-	deliver(b, &h, pkt + OR_WIRE_HDR_SIZE);
+	deliver(b, op, &h, pkt + OR_WIRE_HDR_SIZE);
 }
 
 /* With lock held: handles the packets reaped so far and gives their buffers back. */
@@ -238,18 +256,19 @@ int or_bd_drain_ready(struct or_bounded *b)
 	}
 }
 
-/* Packets parked for the operation that just started are delivered now. */
-void or_bd_replay_parked(struct or_bounded *b)
+/* Packets parked for op, which just declared its regions, are delivered now; those of
+ * operations already over are dropped. */
+void or_bd_replay_parked(struct or_bounded *b, struct or_bounded_op *op)
 {
 	size_t keep = 0;
 
 	for (size_t i = 0; i < b->nparked; i++) {
 		struct or_parked p = b->park[i];
 		struct or_wire_hdr h;
-		if (or_wire_decode(p.data, p.len, &h) == 0 && h.seq == b->op->c->seq) {
-			deliver(b, &h, p.data + OR_WIRE_HDR_SIZE);
+		if (or_wire_decode(p.data, p.len, &h) == 0 && h.seq == op->c->seq) {
+			deliver(b, op, &h, p.data + OR_WIRE_HDR_SIZE);
 			free(p.data);
-		} else if (or_wire_decode(p.data, p.len, &h) == 0 && h.seq < b->seq_lo) {
+		} else if (or_wire_decode(p.data, p.len, &h) == 0 && finished(b, h.seq)) {
 			b->stats.packets_stale++;
 			free(p.data);
 		} else {

@@ -2,7 +2,7 @@
 /*
  * Send side of the bounded channel (docs/design.md, "Pacing"): a token bucket at the
  * pacer's rate, a pool of send buffers, and the pump that feeds a phase's peers in
- * incast groups, round-robin within a group.
+ * incast groups, round-robin within a group.  Operations in flight share the bucket.
  */
 #include <math.h>
 #include <string.h>
@@ -61,7 +61,7 @@ uint32_t or_bd_unsent_peers(const struct or_phase *ph)
  * close (all its data in) before the extra copies of the LASTs are out, and then the pump
  * never looks at it again.
  */
-static void note_sent_all(struct or_bounded *b, struct or_phase *ph, unsigned step)
+static void note_sent_all(struct or_bounded_op *op, struct or_phase *ph, unsigned step)
 {
 	double took_us;
 
@@ -69,9 +69,21 @@ static void note_sent_all(struct or_bounded *b, struct or_phase *ph, unsigned st
 		return;
 	took_us = or_now_us() - ph->start_us;
 	ph->sent_all = 1;
-	b->op->send_us += took_us;
+	op->send_us += took_us;
 	or_log(OR_LOG_TRACE, "op %llu phase %u: last packet sent after %.0f us",
-	       (unsigned long long)b->op->c->seq, step, took_us);
+	       (unsigned long long)op->c->seq, step, took_us);
+}
+
+/* A packet of op left: it counts for op and every other operation sending meanwhile
+ * (or_bounded_op.sent_bytes). */
+static void count_sent(struct or_bounded *b, struct or_bounded_op *op, size_t bytes)
+{
+	unsigned step;
+
+	op->sent_bytes += bytes;
+	for (unsigned i = 0; i < b->nops; i++)
+		if (b->ops[i] != op && or_bd_sending_phase(b->ops[i], &step))
+			b->ops[i]->sent_bytes += bytes;
 }
 
 /* A full socket drains at the link's rate: a few packets' time there. */
@@ -81,10 +93,11 @@ static double blocked_wait_us(const struct or_bounded *b)
 	return OR_BLOCKED_SLEEP_PKTS * (double)b->max_msg * 8.0 / mbps;
 }
 
-static void fill_header(const struct or_bounded *b, const struct or_outbound *o, unsigned step,
-                        size_t nth, size_t off, size_t len, struct or_wire_hdr *h)
+static void fill_header(const struct or_bounded *b, const struct or_bounded_op *op,
+                        const struct or_outbound *o, unsigned step, size_t nth, size_t off,
+                        size_t len, struct or_wire_hdr *h)
 {
-	const struct or_coll *c = b->op->c;
+	const struct or_coll *c = op->c;
 
 	h->magic = OR_WIRE_MAGIC;
 	h->version = OR_WIRE_VERSION;
@@ -104,8 +117,8 @@ static void fill_header(const struct or_bounded *b, const struct or_outbound *o,
  * Header and payload into a free send buffer, handed to the endpoint: 0, 1 when no send
  * buffer is free (not a refusal: the sender only waits for one), or a negative code.
  */
-static int hand_to_endpoint(struct or_bounded *b, uint32_t peer, const struct or_wire_hdr *h,
-                            const uint8_t *payload)
+static int hand_to_endpoint(struct or_bounded *b, struct or_bounded_op *op, uint32_t peer,
+                            const struct or_wire_hdr *h, const uint8_t *payload)
 {
 	struct or_txbuf *t;
 	int ret;
@@ -126,7 +139,7 @@ static int hand_to_endpoint(struct or_bounded *b, uint32_t peer, const struct or
 	}
 	pthread_mutex_unlock(&b->ofi_lock);
 	if (ret == -OPTIREDUCE_EAGAIN) {
-		b->op->blocked++;
+		op->blocked++;
 		b->blocked = 1;
 		b->blocked_until_us = or_now_us() + blocked_wait_us(b);
 	}
@@ -134,9 +147,9 @@ static int hand_to_endpoint(struct or_bounded *b, uint32_t peer, const struct or
 }
 
 /* Sends the next packet of o; returns 1 if sent, 0 if it must wait, < 0 on error. */
-static int send_one(struct or_bounded *b, struct or_phase *ph, unsigned step, struct or_outbound *o)
+static int send_one(struct or_bounded *b, struct or_bounded_op *op, struct or_phase *ph,
+                    unsigned step, struct or_outbound *o)
 {
-	struct or_bounded_op *op = b->op;
 	struct or_wire_hdr h = {0};
 	/* One extra copy of the last packet: early timeout waits for LAST from every sender. */
 	size_t nth = o->next < o->npkts ? o->next : o->npkts - 1;
@@ -147,26 +160,26 @@ static int send_one(struct or_bounded *b, struct or_phase *ph, unsigned step, st
 
 	if (b->tokens < (double)(len + OR_WIRE_HDR_SIZE))
 		return 0;
-	fill_header(b, o, step, nth, off, len, &h);
+	fill_header(b, op, o, step, nth, off, len, &h);
 	/* The last packets are sent whatever the injected loss: early timeout needs LAST, and a
 	 * LAST that never comes only costs time, which the deadline bounds anyway. */
 	if (!(h.flags & OR_WIRE_FLAG_LAST) && or_bd_inject_drop(b)) {
 		o->next++;
 		b->tokens -= (double)(len + OR_WIRE_HDR_SIZE);
-		b->stats.packets_sent++;
+		op->packets_sent++;
 		return 1;
 	}
-	ret = hand_to_endpoint(b, o->peer, &h, o->buf + off);
+	ret = hand_to_endpoint(b, op, o->peer, &h, o->buf + off);
 	if (ret)
 		return ret == -OPTIREDUCE_EAGAIN || ret == 1 ? 0 : ret;
 	b->blocked = 0;
 	o->next++;
 	b->tokens -= (double)(len + OR_WIRE_HDR_SIZE);
-	op->sent_bytes += len + OR_WIRE_HDR_SIZE;
+	count_sent(b, op, len + OR_WIRE_HDR_SIZE);
 	op->sent_pkts++;
-	b->stats.packets_sent++;
+	op->packets_sent++;
 	if (o->next == o->npkts)
-		note_sent_all(b, ph, step);
+		note_sent_all(op, ph, step);
 	return 1;
 }
 
@@ -175,9 +188,9 @@ static int send_one(struct or_bounded *b, struct or_phase *ph, unsigned step, st
  * get packets round-robin; the next group starts when the current one is done.
  * Returns the packets sent (0: tokens or the endpoint hold us back), or < 0 on error.
  */
-int or_bd_pump(struct or_bounded *b, unsigned step)
+int or_bd_pump(struct or_bounded *b, struct or_bounded_op *op, unsigned step)
 {
-	struct or_phase *ph = &b->op->ph[step];
+	struct or_phase *ph = &op->ph[step];
 	int budget = 64; /* then return, so receives are reaped between bursts */
 
 	/*
@@ -209,7 +222,7 @@ int or_bd_pump(struct or_bounded *b, unsigned step)
 			if (o->next >= o->npkts + (o->npkts > 0))
 				continue;
 			pending = 1;
-			ret = send_one(b, ph, step, o);
+			ret = send_one(b, op, ph, step, o);
 			if (ret < 0)
 				return ret;
 			if (ret == 0) {
@@ -230,6 +243,6 @@ int or_bd_pump(struct or_bounded *b, unsigned step)
 			break;
 	}
 	if (ph->group >= ph->norder)
-		note_sent_all(b, ph, step);
+		note_sent_all(op, ph, step);
 	return 64 - budget;
 }
