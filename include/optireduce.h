@@ -214,6 +214,12 @@ int optireduce_comm_rank(const optireduce_comm_t *comm);
 int optireduce_comm_size(const optireduce_comm_t *comm);
 /* Name of the libfabric provider a channel uses ("exact" or "bounded"). */
 const char *optireduce_comm_provider(const optireduce_comm_t *comm, enum optireduce_mode mode);
+/*
+ * The host layout the communicator found, as one line: "hosts 2, ranks per host 2,2,
+ * leaders 0,1, this rank: host 0, local 1 of 2, shared memory /optireduce-..." when ranks
+ * share hosts, "hosts N, one rank per host" otherwise.  -OPTIREDUCE_EOVERFLOW: truncated.
+ */
+int optireduce_comm_layout(const optireduce_comm_t *comm, char *buf, size_t len);
 
 /* Blocking allreduce.  status may be NULL. */
 int optireduce_allreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,

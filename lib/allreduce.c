@@ -305,6 +305,8 @@ int optireduce_iallreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf,
 
 	if (ret)
 		return ret;
+	if (comm->hier)
+		return or_hier_iallreduce(comm, sbuf, rbuf, count, dtype, op, req);
 	if (!req)
 		return -OPTIREDUCE_EINVAL;
 	r = calloc(1, sizeof(*r));
@@ -364,6 +366,8 @@ int optireduce_test(optireduce_req_t *req)
 
 	if (!req || req->magic != OR_MAGIC_REQ)
 		return -OPTIREDUCE_EBADHANDLE;
+	if (req->hop)
+		return or_hier_test(req);
 	if (req->state == OR_REQ_DONE)
 		return req->error ? req->error : 0;
 	ret = or_comm_progress(req->coll.comm, &activity);
@@ -382,6 +386,8 @@ int optireduce_wait(optireduce_req_t *req, struct optireduce_status *status)
 
 	if (!req || req->magic != OR_MAGIC_REQ)
 		return -OPTIREDUCE_EBADHANDLE;
+	if (req->hop)
+		return or_hier_wait(req, status);
 	comm = req->coll.comm;
 	idle_since = or_now_us();
 	while (req->state != OR_REQ_DONE) {

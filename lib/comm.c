@@ -1,7 +1,8 @@
 /*
- * Communicator creation: two out-of-band allgathers.  The first agrees on
- * identity (communicator id, mode, which ranks share a host); the second
- * exchanges endpoint names once every rank has opened its endpoints.
+ * Communicator creation: out-of-band allgathers.  The first agrees on identity
+ * (communicator id, mode, which ranks share a host); the second exchanges endpoint
+ * names once every rank has opened its endpoints, and every rank's outcome, so that
+ * all fail together.  Ranks that share a host go through lib/hier.c, which adds one.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -17,13 +18,18 @@
 #define OR_NAME_MAX 256
 
 struct or_hello {
-	uint64_t host; /* hostname and network namespace: same value = same host */
+	uint64_t host;    /* same value = same host: machine, or the host_id parameter */
+	uint64_t machine; /* hostname and network namespace: which addresses reach a peer */
 	uint32_t id;   /* proposed communicator id; rank 0's wins */
 	uint32_t mode;
+	uint32_t pid;       /* names the host's shared segment when this rank leads it */
+	uint32_t hierarchy; /* the parameters every rank must agree on */
+	uint64_t shm_chunk;
 };
 
 struct or_names {
 	char prov[64];
+	int32_t status; /* 0, or this rank's error: then every rank fails together */
 	uint32_t rdm_len;
 	uint32_t dgram_len;
 	uint8_t rdm[OR_NAME_MAX];
@@ -38,8 +44,8 @@ static uint64_t fnv1a(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-/* Namespaces share a hostname, so the network namespace is part of "host". */
-static uint64_t host_identity(void)
+/* Namespaces share a hostname, so the network namespace is part of the machine. */
+static uint64_t machine_identity(void)
 {
 	char name[256] = "";
 	struct stat st;
@@ -50,6 +56,18 @@ static uint64_t host_identity(void)
 	if (stat("/proc/self/ns/net", &st) == 0)
 		h = fnv1a(h, &st.st_ino, sizeof(st.st_ino));
 	return h;
+}
+
+/* The host_id parameter replaces the machine: tests give ranks of one machine distinct
+ * hosts with it. */
+static uint64_t host_identity(const struct or_params *p)
+{
+	const char *forced = or_param_str(p, OR_P_HOST_ID);
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	if (forced && *forced)
+		return fnv1a(fnv1a(h, "host_id", 7), forced, strlen(forced));
+	return machine_identity();
 }
 
 static uint32_t random_id(void)
@@ -68,51 +86,20 @@ static int check_attr(const struct optireduce_comm_attr *a)
 	return 0;
 }
 
-static int exchange_hello(optireduce_comm_t *c, const struct optireduce_oob *oob, int *same_host)
+/* On success *out is every rank's hello, the caller's to free. */
+static int exchange_hello(optireduce_comm_t *c, const struct optireduce_oob *oob,
+                          struct or_hello **out)
 {
-	struct or_hello me = {host_identity(), random_id(), (uint32_t)c->mode}, *all;
+	struct or_hello me = {host_identity(&c->params),
+	                      machine_identity(),
+	                      random_id(),
+	                      (uint32_t)c->mode,
+	                      (uint32_t)getpid(),
+	                      (uint32_t)or_param_int(&c->params, OR_P_HIERARCHY),
+	                      (uint64_t)or_param_int(&c->params, OR_P_SHM_CHUNK)};
+	struct or_hello *all;
 	int ret;
 
-	all = calloc(c->size, sizeof(*all));
-	if (!all)
-		return -OPTIREDUCE_ENOMEM;
-	ret = oob->allgather(&me, all, sizeof(me), oob->coll_info);
-	if (ret) {
-		free(all);
-		return ret < 0 ? -OPTIREDUCE_EOOB : -OPTIREDUCE_EOOB;
-	}
-	*same_host = 1;
-	for (uint32_t i = 0; i < c->size; i++) {
-		if (all[i].host != me.host)
-			*same_host = 0;
-		if (all[i].mode != me.mode)
-			ret = -OPTIREDUCE_EMISMATCH;
-	}
-	c->id = all[0].id;
-	free(all);
-	return ret;
-}
-
-static int exchange_names(optireduce_comm_t *c, const struct optireduce_oob *oob)
-{
-	struct or_names me, *all;
-	size_t len;
-	int ret;
-
-	memset(&me, 0, sizeof(me));
-	snprintf(me.prov, sizeof(me.prov), "%s", or_ofi_provider_name(c->rdm));
-	len = sizeof(me.rdm);
-	ret = or_ofi_getname(c->rdm, me.rdm, &len);
-	if (ret)
-		return ret;
-	me.rdm_len = (uint32_t)len;
-	if (c->bounded) {
-		len = sizeof(me.dgram);
-		ret = or_bounded_getname(c->bounded, me.dgram, &len);
-		if (ret)
-			return ret;
-		me.dgram_len = (uint32_t)len;
-	}
 	all = calloc(c->size, sizeof(*all));
 	if (!all)
 		return -OPTIREDUCE_ENOMEM;
@@ -120,22 +107,116 @@ static int exchange_names(optireduce_comm_t *c, const struct optireduce_oob *oob
 		free(all);
 		return -OPTIREDUCE_EOOB;
 	}
-	for (uint32_t i = 0; i < c->size && !ret; i++)
-		if (strcmp(all[i].prov, me.prov) != 0) {
+	ret = 0;
+	for (uint32_t i = 0; i < c->size; i++)
+		if (all[i].mode != me.mode || all[i].hierarchy != me.hierarchy ||
+		    all[i].shm_chunk != me.shm_chunk)
+			ret = -OPTIREDUCE_EMISMATCH;
+	c->id = all[0].id;
+	*out = all;
+	return ret;
+}
+
+static int fill_names(optireduce_comm_t *net, struct or_names *me)
+{
+	size_t len;
+	int ret;
+
+	snprintf(me->prov, sizeof(me->prov), "%s", or_ofi_provider_name(net->rdm));
+	len = sizeof(me->rdm);
+	ret = or_ofi_getname(net->rdm, me->rdm, &len);
+	if (ret)
+		return ret;
+	me->rdm_len = (uint32_t)len;
+	if (net->bounded) {
+		len = sizeof(me->dgram);
+		ret = or_bounded_getname(net->bounded, me->dgram, &len);
+		if (ret)
+			return ret;
+		me->dgram_len = (uint32_t)len;
+	}
+	return 0;
+}
+
+/* The members' names, in member order, into net's address vectors. */
+static int connect_members(optireduce_comm_t *net, const struct or_names *all,
+                           const uint32_t *members)
+{
+	struct or_names *sel = calloc(net->size, sizeof(*sel));
+	int ret = 0;
+
+	if (!sel)
+		return -OPTIREDUCE_ENOMEM;
+	for (uint32_t i = 0; i < net->size; i++)
+		sel[i] = all[members ? members[i] : i];
+	for (uint32_t i = 0; i < net->size && !ret; i++)
+		if (strcmp(sel[i].prov, sel[net->rank].prov) != 0) {
 			or_log(OR_LOG_WARN, "rank %u chose provider %s, rank %u chose %s", i,
-			       all[i].prov, c->rank, me.prov);
+			       sel[i].prov, net->rank, sel[net->rank].prov);
 			ret = -OPTIREDUCE_EMISMATCH;
 		}
 	if (!ret)
-		ret = or_ofi_av_insert(c->rdm, all[0].rdm, sizeof(all[0]), c->size);
-	if (!ret && c->bounded)
-		ret = or_bounded_connect(c->bounded, all[0].dgram, sizeof(all[0]));
+		ret = or_ofi_av_insert(net->rdm, sel[0].rdm, sizeof(sel[0]), net->size);
+	if (!ret && net->bounded)
+		ret = or_bounded_connect(net->bounded, sel[0].dgram, sizeof(sel[0]));
+	free(sel);
+	return ret;
+}
+
+int or_comm_exchange_names(optireduce_comm_t *net, const struct optireduce_oob *oob,
+                           const uint32_t *members, int status)
+{
+	struct or_names me, *all;
+	int ret = status;
+
+	memset(&me, 0, sizeof(me));
+	if (!ret && net)
+		ret = fill_names(net, &me);
+	me.status = ret;
+	all = calloc(oob->size, sizeof(*all));
+	if (!all)
+		return -OPTIREDUCE_ENOMEM; /* the peers wait in the allgather: as with a crash */
+	if (oob->allgather(&me, all, sizeof(me), oob->coll_info)) {
+		free(all);
+		return -OPTIREDUCE_EOOB;
+	}
+	for (uint32_t i = 0; i < oob->size && !ret; i++)
+		if (all[i].status < 0)
+			ret = all[i].status;
+	if (!ret && net)
+		ret = connect_members(net, all, members);
 	free(all);
 	return ret;
 }
 
-static void comm_free(optireduce_comm_t *c)
+optireduce_comm_t *or_comm_alloc(optireduce_ctx_t *ctx, uint32_t rank, uint32_t size)
 {
+	optireduce_comm_t *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->magic = OR_MAGIC_COMM;
+	c->ctx = ctx;
+	c->rank = rank;
+	c->size = size;
+	c->params = ctx->params;
+	return c;
+}
+
+int or_comm_open_channels(optireduce_comm_t *c, int same_host)
+{
+	int ret = or_ofi_open(OR_OFI_RDM, or_param_str(&c->params, OR_P_PROVIDER), same_host,
+	                      &c->rdm);
+	if (!ret && c->mode == OPTIREDUCE_MODE_BOUNDED)
+		ret = or_bounded_create(c, same_host, &c->bounded);
+	return ret;
+}
+
+void or_comm_free(optireduce_comm_t *c)
+{
+	if (!c)
+		return;
+	or_hier_destroy(c->hier);
 	or_bounded_destroy(c->bounded);
 	or_codec_cache_free(&c->codec_cache);
 	or_ofi_close(c->rdm);
@@ -143,46 +224,58 @@ static void comm_free(optireduce_comm_t *c)
 	free(c);
 }
 
-int optireduce_comm_create(optireduce_ctx_t *ctx, const struct optireduce_comm_attr *attr,
-                           optireduce_comm_t **comm)
+/* Every rank on one host and network namespace, or each on its own: today's transport. */
+static int create_flat(optireduce_comm_t *c, const struct optireduce_oob *oob,
+                       const struct or_hello *all)
 {
-	optireduce_comm_t *c;
-	int ret, same_host = 0;
+	int same_host = 1, ret;
+	double t0 = or_now_us(), t1;
 
-	if (!ctx || ctx->magic != OR_MAGIC_CTX)
-		return -OPTIREDUCE_EBADHANDLE;
-	if (!comm || (ret = check_attr(attr)))
-		return -OPTIREDUCE_EINVAL;
-	c = calloc(1, sizeof(*c));
-	if (!c)
-		return -OPTIREDUCE_ENOMEM;
-	c->magic = OR_MAGIC_COMM;
-	c->ctx = ctx;
-	c->rank = attr->oob.rank;
-	c->size = attr->oob.size;
-	c->params = ctx->params;
-	c->mode = attr->mode != OPTIREDUCE_MODE_DEFAULT
-	              ? attr->mode
-	              : (or_param_int(&c->params, OR_P_MODE) == 1 ? OPTIREDUCE_MODE_BOUNDED
-	                                                          : OPTIREDUCE_MODE_EXACT);
-	or_log_set_rank((int)c->rank);
-	ret = exchange_hello(c, &attr->oob, &same_host);
-	if (!ret)
-		ret = or_ofi_open(OR_OFI_RDM, or_param_str(&c->params, OR_P_PROVIDER), same_host,
-		                  &c->rdm);
-	if (!ret && c->mode == OPTIREDUCE_MODE_BOUNDED)
-		ret = or_bounded_create(c, same_host, &c->bounded);
-	if (!ret)
-		ret = exchange_names(c, &attr->oob);
-	if (ret) {
-		or_log(OR_LOG_WARN, "communicator creation failed: %s", optireduce_strerror(ret));
-		comm_free(c);
-		return ret;
+	for (uint32_t i = 0; i < c->size; i++)
+		if (all[i].machine != all[c->rank].machine)
+			same_host = 0;
+	ret = or_comm_open_channels(c, same_host);
+	t1 = or_now_us();
+	ret = or_comm_exchange_names(c, oob, NULL, ret);
+	or_log(OR_LOG_DEBUG, "endpoints opened in %.1f ms, names exchanged in %.1f ms",
+	       (t1 - t0) / 1e3, (or_now_us() - t1) / 1e3);
+	return ret;
+}
+
+static int create_transport(optireduce_comm_t *c, const struct optireduce_oob *oob,
+                            const struct or_hello *all)
+{
+	uint64_t *hosts = calloc(c->size, sizeof(*hosts));
+	uint32_t *pids = calloc(c->size, sizeof(*pids));
+	int ret = hosts && pids ? 0 : -OPTIREDUCE_ENOMEM, one_machine = 1;
+
+	for (uint32_t i = 0; !ret && i < c->size; i++) {
+		hosts[i] = all[i].host;
+		pids[i] = all[i].pid;
+		one_machine &= all[i].machine == all[0].machine;
 	}
+	if (!ret && all[0].hierarchy && or_hier_wanted(hosts, c->size))
+		ret = or_hier_create(c, oob, hosts, pids, one_machine);
+	else if (!ret)
+		ret = create_flat(c, oob, all);
+	free(hosts);
+	free(pids);
+	return ret;
+}
+
+static void log_created(optireduce_ctx_t *ctx, optireduce_comm_t *c)
+{
+	optireduce_comm_t *net = c->hier ? or_hier_net(c->hier) : c;
+
 	or_log(OR_LOG_INFO, "communicator %08x: %u ranks, mode %s, exact provider %s%s%s", c->id,
 	       c->size, c->mode == OPTIREDUCE_MODE_BOUNDED ? "bounded" : "exact",
-	       or_ofi_provider_name(c->rdm), c->bounded ? ", bounded provider " : "",
-	       c->bounded ? or_bounded_provider(c->bounded) : "");
+	       net                                       ? or_ofi_provider_name(net->rdm)
+	       : c->hier && or_hier_net_hosts(c->hier) > 1 ? "its host leader's"
+	                                                   : "none (one host)",
+	       net && net->bounded ? ", bounded provider " : "",
+	       net && net->bounded ? or_bounded_provider(net->bounded) : "");
+	if (c->hier)
+		or_hier_log(c->hier, c->id);
 	/* Here, not in optireduce_init, so the line carries the rank. */
 	if (or_log_level >= OR_LOG_INFO && !ctx->topology_logged) {
 		char topo[512];
@@ -191,6 +284,37 @@ int optireduce_comm_create(optireduce_ctx_t *ctx, const struct optireduce_comm_a
 		if (tr == 0 || tr == -OPTIREDUCE_EOVERFLOW) /* nothing to say without hwloc */
 			or_log(OR_LOG_INFO, "topology: %s", topo);
 	}
+}
+
+int optireduce_comm_create(optireduce_ctx_t *ctx, const struct optireduce_comm_attr *attr,
+                           optireduce_comm_t **comm)
+{
+	struct or_hello *all = NULL;
+	optireduce_comm_t *c;
+	int ret;
+
+	if (!ctx || ctx->magic != OR_MAGIC_CTX)
+		return -OPTIREDUCE_EBADHANDLE;
+	if (!comm || (ret = check_attr(attr)))
+		return -OPTIREDUCE_EINVAL;
+	c = or_comm_alloc(ctx, attr->oob.rank, attr->oob.size);
+	if (!c)
+		return -OPTIREDUCE_ENOMEM;
+	c->mode = attr->mode != OPTIREDUCE_MODE_DEFAULT
+	              ? attr->mode
+	              : (or_param_int(&c->params, OR_P_MODE) == 1 ? OPTIREDUCE_MODE_BOUNDED
+	                                                          : OPTIREDUCE_MODE_EXACT);
+	or_log_set_rank((int)c->rank);
+	ret = exchange_hello(c, &attr->oob, &all);
+	if (!ret)
+		ret = create_transport(c, &attr->oob, all);
+	free(all);
+	if (ret) {
+		or_log(OR_LOG_WARN, "communicator creation failed: %s", optireduce_strerror(ret));
+		or_comm_free(c);
+		return ret;
+	}
+	log_created(ctx, c);
 	ctx->ncomms++;
 	*comm = c;
 	return 0;
@@ -202,8 +326,10 @@ int optireduce_comm_destroy(optireduce_comm_t *comm)
 		return -OPTIREDUCE_EBADHANDLE;
 	if (comm->head)
 		return -OPTIREDUCE_EBUSY;
+	if (comm->hier && or_hier_busy(comm->hier))
+		return -OPTIREDUCE_EBUSY;
 	comm->ctx->ncomms--;
-	comm_free(comm);
+	or_comm_free(comm);
 	return 0;
 }
 
@@ -221,9 +347,34 @@ const char *optireduce_comm_provider(const optireduce_comm_t *comm, enum optired
 {
 	if (!or_comm_valid(comm))
 		return NULL;
+	if (comm->hier) {
+		comm = or_hier_net(comm->hier);
+		if (!comm)
+			return mode == OPTIREDUCE_MODE_BOUNDED ? NULL : "shm";
+	}
 	if (mode == OPTIREDUCE_MODE_BOUNDED)
 		return comm->bounded ? or_bounded_provider(comm->bounded) : NULL;
 	return or_ofi_provider_name(comm->rdm);
+}
+
+int optireduce_comm_layout(const optireduce_comm_t *comm, char *buf, size_t len)
+{
+	int n, ret;
+
+	if (!or_comm_valid(comm))
+		return -OPTIREDUCE_EBADHANDLE;
+	if (!buf || len == 0)
+		return -OPTIREDUCE_EINVAL;
+	if (!comm->hier) {
+		n = snprintf(buf, len, "hosts %u, one rank per host", comm->size);
+		return n >= 0 && (size_t)n < len ? 0 : -OPTIREDUCE_EOVERFLOW;
+	}
+	ret = or_hier_describe(comm->hier, buf, len);
+	n = (int)strlen(buf);
+	if (!ret && snprintf(buf + n, len - (size_t)n, ", shared memory %s",
+	                     comm->hier->shm.path) >= (int)(len - (size_t)n))
+		ret = -OPTIREDUCE_EOVERFLOW;
+	return ret;
 }
 
 /* These fix the transport (the bounded channel sizes its buffers by the payload), so they
@@ -234,6 +385,9 @@ static int creation_only(int id)
 	static const int ids[] = {OR_P_MODE,
 	                          OR_P_PROVIDER,
 	                          OR_P_BOUNDED_PROVIDER,
+	                          OR_P_HIERARCHY,
+	                          OR_P_HOST_ID,
+	                          OR_P_SHM_CHUNK,
 	                          OR_P_PACKET_PAYLOAD,
 	                          OR_P_TIMEOUT_MIN_US,
 	                          OR_P_TIMEOUT_MAX_US,
@@ -267,6 +421,13 @@ int optireduce_comm_set_param(optireduce_comm_t *comm, const char *name, const c
 		return id;
 	if (creation_only(id))
 		return -OPTIREDUCE_EBUSY;
+	/* The leaders' communicator runs the network step with the same parameters. */
+	if (comm->hier && comm->hier->net) {
+		int ret = or_params_set(&comm->hier->net->params, name, value,
+		                        OPTIREDUCE_PARAM_API, or_select_check_param);
+		if (ret)
+			return ret;
+	}
 	return or_params_set(&comm->params, name, value, OPTIREDUCE_PARAM_API,
 	                     or_select_check_param);
 }

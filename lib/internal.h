@@ -7,6 +7,7 @@
 #include "optireduce.h"
 #include "bounded/bounded.h"
 #include "codec.h"
+#include "hier.h"
 #include "coll.h"
 #include "log.h"
 #include "params.h"
@@ -35,6 +36,7 @@ struct optireduce_comm {
 	struct or_params params;
 	struct or_ofi *rdm;
 	struct or_bounded *bounded;
+	struct or_hier *hier; /* ranks share a host: lib/hier.c serves the operations */
 	uint64_t next_seq;
 	struct or_codec_cache codec_cache;
 	/* Operations in start order: the first `running` have started (up to max_inflight,
@@ -63,6 +65,7 @@ struct optireduce_req {
 	struct or_coll coll;
 	struct or_codec codec;         /* bounded: the encoded form the algorithm works on */
 	struct or_bounded_times times; /* bounded: when it was encoded and decoded */
+	struct or_hier_op *hop;        /* an operation of a communicator with hier */
 	optireduce_req_t *next;
 	optireduce_req_t *prev;
 };
@@ -78,6 +81,17 @@ int or_comm_wait_activity(optireduce_comm_t *comm, int timeout_ms);
 /* Every operation of comm not yet completed fails with err (a negative code). */
 void or_comm_fail(optireduce_comm_t *comm, int err);
 const struct or_alg *or_select_algorithm(optireduce_comm_t *comm, size_t bytes, int bounded);
+/* Communicator building blocks, shared with lib/hier.c (lib/comm.c). */
+optireduce_comm_t *or_comm_alloc(optireduce_ctx_t *ctx, uint32_t rank, uint32_t size);
+int or_comm_open_channels(optireduce_comm_t *c, int same_host);
+/*
+ * Collective over oob: every rank's endpoint names (net NULL: this rank has none) and
+ * outcome (status); on success net's address vectors hold members[i]'s names as rank i
+ * (members NULL: rank i's).  Any rank's error is every rank's.
+ */
+int or_comm_exchange_names(optireduce_comm_t *net, const struct optireduce_oob *oob,
+                           const uint32_t *members, int status);
+void or_comm_free(optireduce_comm_t *c);
 /* The algorithm parameter names known algorithms (or_param_check): 0 or -EINVAL. */
 int or_select_check_param(enum or_param_id id, const char *value);
 

@@ -27,6 +27,15 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "(tcp;ofi_rxm, else net; shm only when named)")                                          \
 	X(BOUNDED_PROVIDER, "bounded_provider", OR_PT_STRING, "udp", "", "",                       \
 	  "libfabric provider of the bounded (DGRAM) channel")                                     \
+	X(HIERARCHY, "hierarchy", OR_PT_BOOL, "1", "", "",                                         \
+	  "Ranks that share a host reduce through shared memory and one leader per host "          \
+	  "runs the network step; 0 = every rank on the network, as if each had its own host")    \
+	X(HOST_ID, "host_id", OR_PT_STRING, "", "", "",                                            \
+	  "Which ranks share a host: ranks with the same non-empty value do, whatever the "        \
+	  "machine; empty = hostname and network namespace")                                       \
+	X(SHM_CHUNK, "shm_chunk", OR_PT_SIZE, "4m", "4k", "1g",                                    \
+	  "Shared-memory step: bytes per chunk and per slot; the host's segment holds "            \
+	  "(local ranks + 1) chunks, and larger operations go chunk by chunk")                     \
 	X(SEGMENT_SIZE, "segment_size", OR_PT_SIZE, "512k", "4k", "1g",                            \
 	  "Pipeline segment of the exact channel, bytes (capped by the provider's "                \
 	  "max_msg_size)")                                                                         \

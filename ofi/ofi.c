@@ -20,6 +20,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_tagged.h>
 
+#include "load.h"
 #include "ofi.h"
 #include "optireduce.h"
 
@@ -73,7 +74,7 @@ static int fi_to_or(int ret)
 
 static struct fi_info *make_hints(enum or_ofi_kind kind, const char *prov)
 {
-	struct fi_info *h = fi_allocinfo();
+	struct fi_info *h = fi_dupinfo(NULL); /* fi_allocinfo, through the opened library */
 	if (!h)
 		return NULL;
 	if (kind == OR_OFI_RDM) {
@@ -231,10 +232,12 @@ int or_ofi_open(enum or_ofi_kind kind, const char *provider, int same_host, stru
 
 	if (!out || (kind != OR_OFI_RDM && kind != OR_OFI_DGRAM))
 		return -OPTIREDUCE_EINVAL;
+	if ((ret = or_fi_load()) != 0)
+		return ret;
 	hints = make_hints(kind, provider);
 	if (!hints)
 		return -OPTIREDUCE_ENOMEM;
-	ret = fi_getinfo(OR_FI_VERSION, NULL, NULL, 0, hints, &list);
+	ret = or_fi_getinfo_cached(OR_FI_VERSION, hints, &list);
 	fi_freeinfo(hints);
 	if (ret)
 		return ret == -FI_ENODATA ? -OPTIREDUCE_ENOPROVIDER : fi_to_or(ret);
@@ -465,12 +468,15 @@ int or_ofi_trywait(struct or_ofi *o)
 
 int or_ofi_list(enum or_ofi_kind kind, or_ofi_list_cb cb, void *arg)
 {
-	struct fi_info *hints = make_hints(kind, NULL), *list = NULL;
-	int ret;
+	struct fi_info *hints, *list = NULL;
+	int ret = or_fi_load();
 
+	if (ret)
+		return ret;
+	hints = make_hints(kind, NULL);
 	if (!hints)
 		return -OPTIREDUCE_ENOMEM;
-	ret = fi_getinfo(OR_FI_VERSION, NULL, NULL, 0, hints, &list);
+	ret = or_fi_getinfo_cached(OR_FI_VERSION, hints, &list);
 	fi_freeinfo(hints);
 	if (ret)
 		return ret == -FI_ENODATA ? 0 : fi_to_or(ret);
@@ -484,7 +490,11 @@ int or_ofi_list(enum or_ofi_kind kind, or_ofi_list_cb cb, void *arg)
 const char *or_ofi_libfabric_version(void)
 {
 	static char buf[32];
-	uint32_t v = fi_version();
+	uint32_t v;
+
+	if (or_fi_load())
+		return "not found";
+	v = fi_version();
 	snprintf(buf, sizeof(buf), "%u.%u", FI_MAJOR(v), FI_MINOR(v));
 	return buf;
 }

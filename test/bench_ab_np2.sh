@@ -2,6 +2,8 @@
 # optireduce_bench --compare-param: variant B runs interleaved with A, both validated
 # by the benchmark itself (it aborts on a wrong sum), B's row and the A/B ratios printed,
 # every iteration of A, B and MPI in the CSV; malformed or unknown parameters refused.
+# One host: every rank on the network, as on a host of its own (hierarchy=0).
+export OPTIREDUCE_HIERARCHY=0
 top_srcdir=${top_srcdir:-.}
 bench=${top_builddir:-.}/bench/optireduce_bench
 [ -x "$bench" ] || { echo "no $bench: skipping"; exit 77; }

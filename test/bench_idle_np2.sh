@@ -7,6 +7,8 @@
 # thread logs its wake-ups when the communicator is destroyed.  A thread that polled at
 # progress_idle_us (2 ms) would wake about 2,000 times; one that sleeps in poll() wakes
 # for the operations' datagrams and at most 10 times a second besides.
+# One host: every rank on the network, as on a host of its own (hierarchy=0).
+export OPTIREDUCE_HIERARCHY=0
 top_srcdir=${top_srcdir:-.}
 bench=${top_builddir:-.}/bench/optireduce_bench
 [ -x "$bench" ] || { echo "no $bench: skipping"; exit 77; }

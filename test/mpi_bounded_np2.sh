@@ -1,3 +1,5 @@
 #!/bin/sh
 # Bounded mode on 2 ranks: clean result, injected loss statistics, exact fallback.
+# One host: every rank on the network, as on a host of its own (hierarchy=0).
+export OPTIREDUCE_HIERARCHY=0
 exec "${top_srcdir:-.}/test/run-mpi.sh" 2 "${top_builddir:-.}/test/mpi_bounded" -q

@@ -4,6 +4,7 @@
  * spirit of fi_info and ucc_info.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -42,6 +43,28 @@ static void usage(const char *argv0)
 	       "  -t  topology only (where this process runs, from hwloc)\n"
 	       "Parameters are set with OPTIREDUCE_<NAME>=value or optireduce_comm_set_param().\n",
 	       argv0);
+}
+
+/* What communicator creation compares to find the ranks that share a host (lib/comm.c). */
+static void print_host(void)
+{
+	const char *id = getenv("OPTIREDUCE_HOST_ID"), *h = getenv("OPTIREDUCE_HIERARCHY");
+	char name[256] = "", ns[64] = "?";
+	ssize_t n;
+
+	gethostname(name, sizeof(name) - 1);
+	n = readlink("/proc/self/ns/net", ns, sizeof(ns) - 1);
+	if (n > 0)
+		ns[n] = 0;
+	if (id && *id)
+		printf("Host: host_id \"%s\"", id);
+	else
+		printf("Host: %s, network namespace %s", name, ns);
+	if (h && (!strcmp(h, "0") || !strcmp(h, "false") || !strcmp(h, "no") || !strcmp(h, "off")))
+		printf(" (hierarchy off: every rank on the network)\n");
+	else
+		printf(" (ranks with the same identity share memory; the layout a "
+		       "communicator found is logged at log_level 2)\n");
 }
 
 static void print_params(optireduce_ctx_t *ctx)
@@ -110,6 +133,7 @@ int main(int argc, char **argv)
 		/* This tool's own binding as launched: run it under mpirun to see a rank's. */
 		optireduce_topology(topo, sizeof(topo));
 		printf("Topology: %s\n", topo);
+		print_host();
 	}
 	if (all || P) {
 		printf("Exact channel providers (RDM, tagged):\n");

@@ -25,7 +25,7 @@ usage: cluster.sh up [-n N] [--rate RATE] [--loss P] [--burst BYTES] [--latency 
                      [--straggler H:hog | H:stop:PERIOD_MS:DUTY]...
        cluster.sh down
        cluster.sh set [--rate RATE] [--loss P] [--burst BYTES] [--latency MS]
-       cluster.sh run [-n N] [mpirun options...] -- PROGRAM [ARGS...]
+       cluster.sh run [-n N] [--per-host K] [mpirun options...] -- PROGRAM [ARGS...]
        cluster.sh exec H CMD [ARGS...]
        cluster.sh status
        cluster.sh straggle H PERIOD_MS DUTY     (foreground; used by up)
@@ -470,20 +470,27 @@ cmd_exec() {
 
 cmd_run() {
 	load_config
-	local np=$N opts=() prog=() sawsep=0
+	local np=$N per=1 opts=() prog=() sawsep=0
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--) sawsep=1; shift; prog=("$@"); break ;;
 		-n | -np) np=${2:?}; shift 2 ;;
+		--per-host) per=${2:?}; shift 2 ;;
 		*) opts+=("$1"); shift ;;
 		esac
 	done
-	[ "$sawsep" = 1 ] || die "usage: cluster.sh run [-n N] [mpirun options...] -- PROGRAM [ARGS...]"
+	[ "$sawsep" = 1 ] || die "usage: cluster.sh run [-n N] [--per-host K] [mpirun options...] -- PROGRAM [ARGS...]"
 	check_uint -n "$np"
-	if [ "$np" -lt 1 ] || [ "$np" -gt "$N" ]; then die "-n $np: cluster has $N hosts"; fi
-	local hf=$STATE/hostfile.$np i
+	check_uint --per-host "$per"
+	if [ "$per" -lt 1 ]; then die "--per-host $per: at least 1"; fi
+	if [ "$np" -lt 1 ] || [ "$np" -gt $((N * per)) ]; then
+		die "-n $np: cluster has $N hosts of $per ranks"
+	fi
+	# K ranks per host share its namespace (and find each other as one host); mpirun
+	# fills each host's slots in turn unless told otherwise (--map-by node interleaves).
+	local hf=$STATE/hostfile.$np.$per i
 	: >"$hf.tmp"
-	for ((i = 0; i < np; i++)); do echo "$NET.$((i + 1)) slots=1" >>"$hf.tmp"; done
+	for ((i = 0; i < (np + per - 1) / per; i++)); do echo "$NET.$((i + 1)) slots=$per" >>"$hf.tmp"; done
 	mv "$hf.tmp" "$hf"
 
 	# Defaults, each dropped if the user passes the same MCA name / option.

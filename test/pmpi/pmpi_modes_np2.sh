@@ -1,5 +1,7 @@
 #!/bin/sh
 # Settings and life cycle of the interposer, one run per mode (test/pmpi/pmpi_modes.c).
+# One host: every rank on the network, as on a host of its own (hierarchy=0).
+export OPTIREDUCE_HIERARCHY=0
 run="${top_srcdir:-.}/test/pmpi/run-pmpi.sh"
 prog="${top_builddir:-.}/test/pmpi/pmpi_modes"
 passed=0
