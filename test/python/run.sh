@@ -13,7 +13,9 @@ for c in "${PYTHON:-}" /usr/bin/python3; do
 done
 [ -n "$py" ] || { echo "no Python with torch (python3-torch): skip"; exit 77; }
 PYTHONPATH=${top_builddir:-.}/python${PYTHONPATH:+:$PYTHONPATH}
-# Gloo and the library stay on loopback; ranks may outnumber cores.
-GLOO_SOCKET_IFNAME=lo OMP_NUM_THREADS=1
-export PYTHONPATH GLOO_SOCKET_IFNAME OMP_NUM_THREADS
+# Gloo and the library stay on loopback; ranks may outnumber cores.  The ranks stand for
+# hosts of their own (OPTIREDUCE_HIERARCHY=0), so the bounded path and bucket overlap run
+# over the network channels rather than through shared memory.
+GLOO_SOCKET_IFNAME=lo OMP_NUM_THREADS=1 OPTIREDUCE_HIERARCHY=${OPTIREDUCE_HIERARCHY:-0}
+export PYTHONPATH GLOO_SOCKET_IFNAME OMP_NUM_THREADS OPTIREDUCE_HIERARCHY
 exec timeout 300 "$py" "$script" --np "$np" "$@"
