@@ -158,11 +158,13 @@ launch() {
 	local port=$1
 	shift
 	if [ "$local" = 1 ]; then
+		# Each rank stands for a host (hierarchy off), so exact and bounded use the network
+		# channels as on the cloud instead of shared memory.
 		OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 GLOO_SOCKET_IFNAME=lo \
-			timeout "$run_timeout" mpirun -np "$n" --oversubscribe --bind-to none \
+			OPTIREDUCE_HIERARCHY=${OPTIREDUCE_HIERARCHY:-0} timeout "$run_timeout" mpirun -np "$n" --oversubscribe --bind-to none \
 			--mca btl self,vader,tcp --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo \
 			--mca pml ob1 -x PYTHONPATH -x OMP_NUM_THREADS -x OPTIREDUCE_LOG_LEVEL \
-			-x GLOO_SOCKET_IFNAME -- "$py" "$TRAIN" --master-addr 127.0.0.1 \
+			-x GLOO_SOCKET_IFNAME -x OPTIREDUCE_HIERARCHY -- "$py" "$TRAIN" --master-addr 127.0.0.1 \
 			--master-port "$port" "$@"
 	else
 		timeout "$run_timeout" "$CLUSTER" run -n "$n" -x PYTHONPATH -x OMP_NUM_THREADS \
