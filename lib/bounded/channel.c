@@ -158,6 +158,7 @@ void or_bounded_destroy(struct or_bounded *b)
 	free(b->rx_mem);
 	free(b->tx_mem);
 	free(b->tmo_store);
+	or_bd_repair_free(b);
 	for (unsigned r = 0; r < OR_INFLIGHT_MAX; r++)
 		for (unsigned i = 0; i < OR_BOP_SCRATCH_SLOTS; i++)
 			free(b->scratch[r][i]);
@@ -259,7 +260,7 @@ int or_bounded_poll(struct or_bounded *b)
 			return sent;
 		ret += sent;
 	}
-	return ret;
+	return ret + or_bd_repair_progress(b);
 }
 
 int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms)
