@@ -335,7 +335,8 @@ static void repair_case(optireduce_comm_t *comm, size_t count, double p_inject, 
 	/* A late rank loses more than was injected by design: its runs are always judged. */
 	for (int attempt = 1; attempt <= 3; attempt++) {
 		int final = late || attempt == 3;
-		if (test_loss(comm, count, p_inject, 0, trials, final, 0, 0, 0) && !final)
+		/* The baseline is judged by loss_case already: a disturbed one is only retried. */
+		if (test_loss(comm, count, p_inject, 0, trials, late, 0, 0, 0) && !final)
 			continue;
 		if (!test_loss(comm, count, p_inject, 0, trials, final, 1, last_seen, last_nmse))
 			break;
