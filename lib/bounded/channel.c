@@ -244,6 +244,8 @@ int or_bounded_poll(struct or_bounded *b)
 	if (ret < 0)
 		return ret;
 	ret += or_bd_drain_ready(b);
+	/* Resends first: their phases are further along than the data waiting for tokens. */
+	ret += or_bd_repair_progress(b);
 	/*
 	 * Only packets sent are activity: a pass that sent nothing must let the caller sleep
 	 * until tokens or the socket allow.  Counting the attempt kept the wait loop spinning
@@ -260,7 +262,7 @@ int or_bounded_poll(struct or_bounded *b)
 			return sent;
 		ret += sent;
 	}
-	return ret + or_bd_repair_progress(b);
+	return ret;
 }
 
 int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms)

@@ -278,12 +278,13 @@ void or_bounded_op_finish(struct or_bounded *b, struct or_coll *c, const struct 
 	pace = update_pacing(b, op, &s);
 	or_log(OR_LOG_DEBUG,
 	       "op %llu: phases %s/%s, deadline %llu us, loss %.4f, rate %.0f Mbit/s (%s), "
-	       "incast %u, refused %llu",
+	       "incast %u, refused %llu, repair asked %llu recovered %llu",
 	       (unsigned long long)c->seq, or_bd_phase_end_name(c->status->phase_end[0]),
 	       or_bd_phase_end_name(c->status->phase_end[1]),
 	       (unsigned long long)c->status->deadline_us[0], b->own_loss, b->pace.rate_mbps,
 	       pace == OR_PACE_DECISION_COUNT ? "fixed" : or_pace_decision_name(pace), c->incast,
-	       (unsigned long long)op->blocked);
+	       (unsigned long long)op->blocked, (unsigned long long)c->status->repair_requested,
+	       (unsigned long long)c->status->repair_recovered);
 	/*
 	 * Peers pace by the loss this rank reports in its next headers.  What a deadline cut
 	 * or an absent straggler cost is not the network's: report the usual level, or one

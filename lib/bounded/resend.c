@@ -112,6 +112,8 @@ static int serve(struct or_bounded *b, struct or_bounded_op *op, const struct or
 	struct or_repair *rep;
 	uint32_t i;
 
+	/* Answered at once, also by the progress thread while the application is away. */
+	or_bd_refill(b);
 	if (op && op->ph && h->step < op->nphases && or_rep_live(op, h->step) &&
 	    (rep = or_rep_of(op))) {
 		o = outbound_to(&op->ph[h->step], op->c->size, h->sender);
