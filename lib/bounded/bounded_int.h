@@ -276,6 +276,8 @@ int or_bd_inject_drop(struct or_bounded *b);
 struct or_inbound *or_bd_inbound_of(struct or_phase *ph, uint32_t size, uint32_t sender);
 uint32_t or_bd_inbound_slots(const struct or_phase *ph, uint32_t size);
 void or_bd_free_phases(struct or_bounded_op *op);
+/* The send order of a region of n packets: packet k goes k-th * stride mod n. */
+size_t or_bd_stripe_stride(size_t n, size_t pkts_per_block);
 const char *or_bd_phase_end_name(enum optireduce_phase_end e);
 
 #endif /* OR_BOUNDED_INT_H */

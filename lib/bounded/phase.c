@@ -45,7 +45,7 @@ static size_t npkts_of(const struct or_bounded *b, size_t bytes)
 }
 
 /* A stride coprime with n that jumps about a Hadamard block between consecutive packets. */
-static size_t stripe_stride(size_t n, size_t pkts_per_block)
+size_t or_bd_stripe_stride(size_t n, size_t pkts_per_block)
 {
 	size_t s = pkts_per_block ? pkts_per_block : 1;
 	if (n <= 1)
@@ -172,7 +172,7 @@ int or_bop_send_region(struct or_coll *c, unsigned phase, uint32_t peer, const v
 	o->npkts = npkts_of(b, bytes);
 	o->next = 0;
 	o->contrib = contrib;
-	o->stride = stripe_stride(o->npkts, npkts_of(b, c->bop->block_elems * c->esize));
+	o->stride = or_bd_stripe_stride(o->npkts, npkts_of(b, c->bop->block_elems * c->esize));
 	return 0;
 }
 

@@ -64,6 +64,8 @@ void or_bd_repair_free_op(struct or_bounded_op *op)
 	if (!r)
 		return;
 	or_rep_free_wants(r->out, (size_t)r->nphases * r->cap);
+	for (size_t i = 0; r->in && i < (size_t)r->nphases * r->cap; i++)
+		free(r->in[i].state);
 	free(r->in);
 	free(r->out);
 	free(r->first_pass_us);
@@ -129,15 +131,35 @@ int or_rep_send(struct or_bounded *b, struct or_bounded_op *op, uint32_t peer,
 
 /* ---- the receiver's side: asking ---- */
 
-/* Ranges of in's missing packets into r; returns how many, *pkts the packets they hold. */
-static size_t missing_ranges(const struct or_inbound *in, struct or_wire_range *r, size_t *pkts)
+/* Which missing packets a request names. */
+enum ask_what {
+	ASK_GAPS,  /* passed over in the sender's order, not asked yet */
+	ASK_NEW,   /* every one not asked yet */
+	ASK_AGAIN, /* every one */
+};
+
+static int wanted(const struct or_rep_in *ri, size_t p, enum ask_what what)
+{
+	uint8_t st = ri->state ? ri->state[p] : OR_PKT_UNKNOWN;
+
+	return what == ASK_AGAIN || (what == ASK_NEW ? st != OR_PKT_ASKED : st == OR_PKT_GAP);
+}
+
+/* Ranges of in's missing packets into r, marked asked; returns how many, *pkts the packets
+ * they hold. */
+static size_t missing_ranges(const struct or_inbound *in, struct or_rep_in *ri, enum ask_what what,
+                             struct or_wire_range *r, size_t *pkts)
 {
 	size_t n = 0;
 
 	*pkts = 0;
 	for (size_t p = 0; p < in->npkts && n < OR_REPAIR_RANGES; p++) {
-		if (in->seen[p])
+		if (in->seen[p] || !wanted(ri, p, what))
 			continue;
+		if (ri->state) {
+			ri->ngap -= ri->state[p] == OR_PKT_GAP;
+			ri->state[p] = OR_PKT_ASKED;
+		}
 		if (n && r[n - 1].first + r[n - 1].count == p && r[n - 1].count < UINT16_MAX)
 			r[n - 1].count++;
 		else
@@ -148,25 +170,28 @@ static size_t missing_ranges(const struct or_inbound *in, struct or_wire_range *
 }
 
 static int send_request(struct or_bounded *b, struct or_bounded_op *op, unsigned step,
-                        const struct or_inbound *in, struct or_rep_in *ri)
+                        const struct or_inbound *in, struct or_rep_in *ri, enum ask_what what)
 {
 	struct or_wire_range r[OR_REPAIR_RANGES];
 	uint8_t payload[OR_REPAIR_RANGES * OR_WIRE_RANGE_SIZE];
 	struct or_wire_hdr h;
-	size_t pkts, n = missing_ranges(in, r, &pkts);
+	size_t pkts, n = missing_ranges(in, ri, what, r, &pkts);
 
 	if (!n)
 		return 0;
 	or_rep_header(b, op->c->seq, (uint16_t)step, &h);
 	h.flags = OR_WIRE_FLAG_REQUEST;
 	h.length = (uint16_t)or_wire_ranges_encode(r, n, payload);
+	/* Not sent (no buffer, refused): what it named is asked again on quiet. */
 	if (!or_rep_send(b, op, in->peer, &h, payload))
-		return 0; /* no buffer or refused: asked on a later pass */
+		return 0;
 	b->tokens -= (double)(h.length + OR_WIRE_HDR_SIZE);
 	ri->req_us = or_now_us();
-	ri->rounds++;
+	if (what == ASK_GAPS)
+		ri->gap_req_us = ri->req_us;
+	else
+		ri->rounds++;
 	ri->rtt_open = 1;
-	ri->after_last |= (uint8_t)in->last_seen;
 	op->rep->requested += pkts;
 	op->rep->asked[step] = 1;
 	return 1;
@@ -193,14 +218,21 @@ static int ask(struct or_bounded *b, struct or_bounded_op *op, unsigned step, do
 	for (uint32_t i = 0, n = or_rep_slots(ph, op->c->size, 0); i < n; i++) {
 		struct or_inbound *in = &ph->in[i];
 		struct or_rep_in *ri = &rep->in[step * rep->cap + i];
-		int due;
 		if (!repairable(in, ri) || ri->rounds >= OR_REPAIR_ROUNDS)
 			continue;
-		/* The sender's LAST says the rest is lost; else the phase falling quiet does. */
+		/* A packet the sender sent before one that came is lost: asked for at once. */
+		if (!in->last_seen && ri->ngap && now - ri->gap_req_us >= OR_REPAIR_GAP_US)
+			sent += send_request(b, op, step, in, ri, ASK_GAPS);
+		/* The sender's LAST says the rest is lost too. */
+		if (in->last_seen && !ri->after_last) {
+			ri->after_last = 1;
+			sent += send_request(b, op, step, in, ri, ASK_NEW);
+			continue;
+		}
+		/* Quiet for two round trips since the last request: asked again, all of it. */
 		quiet_from = ri->req_us > ph->last_arrival_us ? ri->req_us : ph->last_arrival_us;
-		due = (in->last_seen && !ri->after_last) || now - quiet_from >= wait_us(b);
-		if (due)
-			sent += send_request(b, op, step, in, ri);
+		if (now - quiet_from >= wait_us(b))
+			sent += send_request(b, op, step, in, ri, ASK_AGAIN);
 	}
 	return sent;
 }
@@ -223,28 +255,92 @@ int or_bd_repair_hold(struct or_bounded *b, struct or_bounded_op *op, unsigned p
 	return 0;
 }
 
+/* x^-1 mod n for x coprime with n (the stride is). */
+size_t or_rep_inverse(size_t x, size_t n)
+{
+	int64_t t = 0, nt = 1, r = (int64_t)n, nr = (int64_t)(x % n);
+
+	while (nr) {
+		int64_t q = r / nr, tmp;
+		tmp = t - q * nt, t = nt, nt = tmp;
+		tmp = r - q * nr, r = nr, nr = tmp;
+	}
+	return (size_t)(t < 0 ? t + (int64_t)n : t);
+}
+
+/*
+ * A packet of the first pass came: every packet its sender sent before it and that has not
+ * come is a gap, lost on a path that keeps order.  Send positions only move forward, so
+ * each is looked at once.
+ */
+static void note_order(struct or_bounded *b, struct or_bounded_op *op, const struct or_inbound *in,
+                       struct or_rep_in *ri, uint32_t offset)
+{
+	size_t n = in->npkts, nth;
+
+	if (n < 2)
+		return;
+	if (!ri->state) {
+		size_t block = op->block_elems * op->c->esize;
+		ri->state = calloc(n, 1);
+		if (!ri->state)
+			return;
+		ri->stride = or_bd_stripe_stride(n, (block + b->payload - 1) / b->payload);
+		ri->inv = or_rep_inverse(ri->stride, n);
+	}
+	/* Below 2^32 / 64 packets per region: the product fits in 64 bits. */
+	nth = (size_t)((uint64_t)(offset / b->payload) * ri->inv % n);
+	for (; ri->passed < nth; ri->passed++) {
+		size_t idx = (size_t)((uint64_t)ri->passed * ri->stride % n);
+		if (!in->seen[idx] && ri->state[idx] == OR_PKT_UNKNOWN) {
+			ri->state[idx] = OR_PKT_GAP;
+			ri->ngap++;
+		}
+	}
+	if (ri->passed == nth)
+		ri->passed = nth + 1;
+}
+
+/* The round trip is the median of the last samples: a lone slow answer does not stop
+ * repair, and a phase that asks nothing leaves it as it was. */
+static void rtt_sample(struct or_repair_chan *ch, double us)
+{
+	double v[OR_REPAIR_RTT_SAMPLES];
+	unsigned n;
+
+	ch->rtt_sample[ch->nsamples++ % OR_REPAIR_RTT_SAMPLES] = us;
+	n = ch->nsamples < OR_REPAIR_RTT_SAMPLES ? ch->nsamples : OR_REPAIR_RTT_SAMPLES;
+	memcpy(v, ch->rtt_sample, n * sizeof(v[0]));
+	for (unsigned i = 1; i < n; i++)
+		for (unsigned j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	ch->rtt_us = v[n / 2];
+}
+
 void or_bd_repair_arrived(struct or_bounded *b, struct or_bounded_op *op,
                           const struct or_wire_hdr *h, const struct or_inbound *in)
 {
 	struct or_repair *rep = or_bd_repair_on(b) ? or_rep_of(op) : NULL;
 	struct or_rep_in *ri;
-	double now = or_now_us(), sample;
+	double now = or_now_us();
 
 	if (!rep)
 		return;
+	ri = &rep->in[h->step * rep->cap + (uint32_t)(in - op->ph[h->step].in)];
 	if (!(h->flags & OR_WIRE_FLAG_RESENT)) {
 		rep->first_pass_us[h->step] = now;
+		note_order(b, op, in, ri, h->offset);
 		return;
 	}
 	rep->recovered++;
 	rep->recovered_bytes += h->length;
-	ri = &rep->in[h->step * rep->cap + (uint32_t)(in - op->ph[h->step].in)];
 	if (!ri->rtt_open || !or_rep_chan(b))
 		return;
 	ri->rtt_open = 0;
-	sample = now - ri->req_us;
-	b->repair->rtt_us =
-	    b->repair->rtt_us > 0 ? 0.875 * b->repair->rtt_us + 0.125 * sample : sample;
+	rtt_sample(b->repair, now - ri->req_us);
 }
 
 /* ---- each pass, and at the end of a phase ---- */

@@ -19,10 +19,21 @@
  * sender that shares its core with other ranks answers only when it next runs.
  */
 #define OR_REPAIR_WAIT_MIN_US 2000.0
+/* Gaps in a sender's order are asked for at most this often per sender and phase. */
+#define OR_REPAIR_GAP_US      1000.0
+#define OR_REPAIR_RTT_SAMPLES 8
+
+/* What a receiver knows of one missing packet (or_rep_in.state). */
+enum { OR_PKT_UNKNOWN, OR_PKT_GAP, OR_PKT_ASKED };
 
 struct or_rep_in {
 	double req_us;      /* when the last request went */
-	uint32_t rounds;    /* requests sent */
+	double gap_req_us;  /* when the last request for gaps went */
+	uint8_t *state;     /* [npkts]: OR_PKT_*, once a packet came */
+	size_t stride, inv; /* the sender's order and its inverse mod npkts */
+	size_t passed;      /* send positions below this are behind a packet that came */
+	size_t ngap;        /* packets in state OR_PKT_GAP */
+	uint32_t rounds;    /* requests sent after the LAST or on quiet */
 	uint8_t after_last; /* one went after the sender's LAST */
 	uint8_t rtt_open;   /* the first resend since req_us is a round-trip sample */
 	uint8_t refused;    /* the sender cannot resend */
@@ -58,7 +69,9 @@ struct or_kept {
 };
 
 struct or_repair_chan {
-	double rtt_us; /* request sent to its first resend back, smoothed; 0 until measured */
+	double rtt_us; /* median of the last samples: request sent to its first resend back */
+	double rtt_sample[OR_REPAIR_RTT_SAMPLES];
+	unsigned nsamples;
 	struct or_kept kept[OR_REPAIR_KEPT];
 	unsigned next_kept;
 	uint64_t resent_kept;        /* resent from kept phases: the next status reports them */
@@ -74,6 +87,8 @@ void or_rep_header(const struct or_bounded *b, uint64_t seq, uint16_t step, stru
 /* 1 if the datagram left or was dropped by injection (then it is lost, like any). */
 int or_rep_send(struct or_bounded *b, struct or_bounded_op *op, uint32_t peer,
                 const struct or_wire_hdr *h, const uint8_t *payload);
+/* x^-1 mod n, for x coprime with n: maps a packet to its position in its sender's order. */
+size_t or_rep_inverse(size_t x, size_t n);
 /* resend.c */
 int or_rep_live(const struct or_bounded_op *op, unsigned step);
 int or_rep_resend(struct or_bounded *b, struct or_bounded_op *op, uint64_t seq, uint16_t step,

@@ -20,12 +20,16 @@ static struct or_outbound *outbound_to(struct or_phase *ph, uint32_t size, uint3
 	return NULL;
 }
 
-/* Marks the asked-for packets of o; 0, or -1 when a range lies outside o. */
+/*
+ * Marks the asked-for packets of o that have been sent (a receiver asks for the gaps it sees
+ * while the phase still sends); 0, or -1 when a range lies outside o.
+ */
 static int mark_wanted(struct or_rep_out *ro, const struct or_outbound *o, const uint8_t *payload,
                        size_t len)
 {
 	struct or_wire_range r[OR_REPAIR_RANGES];
 	int n = or_wire_ranges_decode(payload, len, o->npkts, r, OR_REPAIR_RANGES);
+	size_t inv = o->next < o->npkts ? or_rep_inverse(o->stride, o->npkts) : 0;
 
 	if (n < 0)
 		return -1;
@@ -33,7 +37,8 @@ static int mark_wanted(struct or_rep_out *ro, const struct or_outbound *o, const
 		return 0;
 	for (int k = 0; k < n; k++)
 		for (size_t p = r[k].first; p < (size_t)r[k].first + r[k].count; p++)
-			if (!ro->want[p]) {
+			if (!ro->want[p] &&
+			    (o->next >= o->npkts || (uint64_t)p * inv % o->npkts < o->next)) {
 				ro->want[p] = 1;
 				ro->pending++;
 			}
@@ -119,9 +124,6 @@ static int serve(struct or_bounded *b, struct or_bounded_op *op, const struct or
 		o = outbound_to(&op->ph[h->step], op->c->size, h->sender);
 		if (!o)
 			return -1;
-		/* Still sending to it: what it misses is on its way. */
-		if (o->next < o->npkts)
-			return 0;
 		i = (uint32_t)(o - op->ph[h->step].out);
 		ro = &rep->out[h->step * rep->cap + i];
 		if (mark_wanted(ro, o, payload, h->length))
