@@ -197,6 +197,7 @@ static int bounded_setup(struct or_coll *c, struct tar_state *st)
 	}
 	if (ret)
 		return ret;
+	or_bop_keep_sends(c);
 	or_bop_regions_ready(c);
 	return or_bop_phase_begin(c, 0);
 }

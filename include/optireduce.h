@@ -156,6 +156,11 @@ struct optireduce_status {
 	/* Operations of the communicator running on this rank when this one started, itself
 	 * included: 1 when it ran alone (at most the max_inflight parameter). */
 	uint32_t ops_in_flight;
+	/* Repair (parameter repair): datagrams this rank asked its senders for again, datagrams
+	 * it sent again on its peers' requests, and asked-for datagrams that arrived in time. */
+	uint64_t repair_requested;
+	uint64_t repair_resent;
+	uint64_t repair_recovered;
 };
 
 typedef struct optireduce_ctx optireduce_ctx_t;

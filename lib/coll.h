@@ -88,6 +88,12 @@ int or_bop_recv_region(struct or_coll *c, unsigned phase, uint32_t sender, void 
 int or_bop_send_region(struct or_coll *c, unsigned phase, uint32_t peer, const void *buf,
                        size_t bytes, uint16_t contrib);
 void or_bop_regions_ready(struct or_coll *c);
+/*
+ * The algorithm promises to leave every phase's send regions unchanged until its last phase
+ * closes, so that a phase already closed here can still be resent to a peer that asks
+ * (docs/design.md, "Repair inside the deadline").  Without it only open phases are resent.
+ */
+void or_bop_keep_sends(struct or_coll *c);
 int or_bop_phase_begin(struct or_coll *c, unsigned phase);
 /* Closes the phase if it may close now: 1 closed (now or before), 0 still open,
  * -OPTIREDUCE_EINVAL for a phase that was not declared. */

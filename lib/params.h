@@ -112,8 +112,13 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "between polls while the application is outside the library; also at most half the "     \
 	  "time the socket's receive buffer takes to fill at 10 Gbit/s (200 us if its size is "    \
 	  "unknown)")                                                                              \
+	X(REPAIR, "repair", OR_PT_BOOL, "1", "", "",                                               \
+	  "Bounded mode: receivers ask senders again for the datagrams a phase misses, and "      \
+	  "senders resend them, while the phase's deadline leaves a round trip; 0 = what did "     \
+	  "not arrive is only estimated")                                                          \
 	X(INJECT_LOSS, "inject_loss", OR_PT_DOUBLE, "0", "0", "1",                                 \
-	  "Testing: drop this fraction of outgoing bounded data packets (seeded)")                 \
+	  "Testing: drop this fraction of outgoing bounded datagrams (seeded): data packets "     \
+	  "but a phase's last ones, repair requests and resends")                 \
 	X(INJECT_SEED, "inject_seed", OR_PT_INT, "1", "0", "9223372036854775807",                  \
 	  "Testing: seed of injected loss and delay")                                              \
 	X(INJECT_DELAY, "inject_delay", OR_PT_STRING, "", "", "",                                  \

@@ -174,8 +174,12 @@ static double ring_theory(double p, int n, size_t count)
  * overflowed, in bursts (whole runs of packets, some blocks falling back), which the
  * independent-loss theory does not describe.  Such a run is not judged but repeated.
  */
+/* What the last test_loss saw lost (all ranks), and the repair it reported (this rank). */
+static double last_seen, last_nmse;
+static uint64_t rep_requested, rep_resent, rep_recovered;
+
 static int test_loss(optireduce_comm_t *comm, size_t count, double p_inject, double p_net,
-                     int trials, int final)
+                     int trials, int final, int repair, double baseline, double baseline_nmse)
 {
 	double p = p_inject + p_net - p_inject * p_net;
 	int hard = 0;
@@ -189,6 +193,8 @@ static int test_loss(optireduce_comm_t *comm, size_t count, double p_inject, dou
 
 	snprintf(buf, sizeof(buf), "%g", p_inject);
 	set(comm, "inject_loss", buf);
+	set(comm, "repair", repair ? "1" : "0");
+	rep_requested = rep_resent = rep_recovered = 0;
 	t0 = MPI_Wtime();
 	for (int t = 0; t < trials; t++) {
 		struct optireduce_status st;
@@ -203,6 +209,16 @@ static int test_loss(optireduce_comm_t *comm, size_t count, double p_inject, dou
 			FAIL("loss %g: %s\n", p, optireduce_strerror(ret));
 			break;
 		}
+		rep_requested += st.repair_requested;
+		rep_resent += st.repair_resent;
+		rep_recovered += st.repair_recovered;
+		/* Resends for the operation before a switch may still be reported after it. */
+		if (st.repair_recovered > st.repair_requested ||
+		    (!repair && (st.repair_requested || st.repair_recovered)))
+			FAIL("loss %g, repair %d: requested %llu, resent %llu, recovered %llu\n", p,
+			     repair, (unsigned long long)st.repair_requested,
+			     (unsigned long long)st.repair_resent,
+			     (unsigned long long)st.repair_recovered);
 		hard += st.phase_end[0] == OPTIREDUCE_PHASE_HARD_BOUND ||
 		        st.phase_end[1] == OPTIREDUCE_PHASE_HARD_BOUND;
 		lost += (double)(st.elements_expected[0] - st.elements_received[0]) +
@@ -231,15 +247,22 @@ static int test_loss(optireduce_comm_t *comm, size_t count, double p_inject, dou
 		MPI_Allreduce(&lost, &all_lost, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 		MPI_Allreduce(&expected, &all_exp, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 		seen = all_lost / all_exp;
+		last_seen = seen;
+		last_nmse = nmse;
 		if (rank == 0)
-			printf("loss %.2f: observed %.4f, nmse %.4f (theory %.4f, p/(1-p) %.4f), "
-			       "%zu of %zu elements outside 5 s.e., %d hard bounds, %.1f ms/op\n",
-			       p, seen, nmse, theory, p / (1 - p), biased, count, hard,
-			       (MPI_Wtime() - t0) * 1e3 / trials);
+			printf("loss %.2f%s: observed %.4f, nmse %.4f (theory %.4f, p/(1-p) %.4f), "
+			       "%zu of %zu elements outside 5 s.e., %d hard bounds, %.1f ms/op; "
+			       "rank 0 asked %llu, resent %llu, recovered %llu\n",
+			       p, repair ? " repaired" : "", seen, nmse, theory, p / (1 - p),
+			       biased, count, hard, (MPI_Wtime() - t0) * 1e3 / trials,
+			       (unsigned long long)rep_requested, (unsigned long long)rep_resent,
+			       (unsigned long long)rep_recovered);
 		/* Undisturbed runs see 0.7-1.0 p (LAST packets are never dropped).  The host's
 		 * own drops come in bursts the independent-loss theory does not describe: 1.67%
 		 * seen at 1% injected under make check -j2 gave 3.4x its nmse. */
-		disturbed = p_net == 0 && seen > 1.25 * p + 0.001;
+		disturbed = p_net == 0 && seen > 1.25 * (repair ? baseline : p) + 0.001;
+		/* Repair against a run before it: the weather changes between them too. */
+		disturbed |= repair && baseline > 0.002 && seen >= baseline;
 		if (disturbed && !final) {
 			if (rank == 0)
 				printf(
@@ -259,13 +282,26 @@ static int test_loss(optireduce_comm_t *comm, size_t count, double p_inject, dou
 			if (q2 > q1)
 				theory = q1 / (1 - q1) + q2 / (1 - q2);
 		}
-		if (seen < 0.7 * p - 0.002 || (p_net > 0 && seen > 3 * p + 0.005))
+		/* What repair leaves is not independent loss: the host's own drops come in
+		 * bursts (3.4x the nmse, above), and some blocks lose much and others nothing,
+		 * which the uniform theory underestimates.  The error must stay within what the
+		 * same loss costs without repair, with the bursts' allowance. */
+		if (repair)
+			theory = 3.4 * (baseline_nmse > 2 * p / (1 - p) ? baseline_nmse
+			                                                : 2 * p / (1 - p));
+		/* Repair: less lost than without (the run just before), and whatever pattern of
+		 * loss remains, the estimate stays unbiased and follows it. */
+		if (repair && baseline > 0.002 && seen >= baseline)
+			FAIL("loss %g: repaired %g, not below %g without repair\n", p, seen,
+			     baseline);
+		if (!repair && (seen < 0.7 * p - 0.002 || (p_net > 0 && seen > 3 * p + 0.005)))
 			FAIL("loss %g: observed %g\n", p, seen);
 		if (ring && (nmse > theory * 1.3 + 0.01 || nmse < 0.1 * p))
 			fprintf(stderr, "rank %d: loss %g: nmse %g, theory %g\n", rank, p, nmse,
 			        theory);
-		if (nmse > theory * 1.3 + 0.01 || nmse < 0.1 * p)
-			FAIL("loss %g: nmse %g outside [%g, %g]\n", p, nmse, 0.1 * p,
+		/* A repaired rank may have lost nothing at all: no lower bound then. */
+		if (nmse > theory * 1.3 + 0.01 || nmse < (repair ? 0 : 0.1 * p))
+			FAIL("loss %g: nmse %g outside [%g, %g]\n", p, nmse, repair ? 0 : 0.1 * p,
 			     theory * 1.3 + 0.01);
 		/* 5 s.e. is exceeded by chance for ~1e-6 of elements; allow a few. */
 		if (biased > count / 1000 + 2)
@@ -285,8 +321,80 @@ static void loss_case(optireduce_comm_t *comm, size_t count, double p_inject, do
                       int trials)
 {
 	for (int attempt = 1; attempt <= 3; attempt++)
-		if (!test_loss(comm, count, p_inject, p_net, trials, attempt == 3))
+		if (!test_loss(comm, count, p_inject, p_net, trials, attempt == 3, 0, 0, 0))
 			return;
+}
+
+/*
+ * The same loss without repair, then with it: less lost, still unbiased.  Injected loss
+ * also takes repair requests and resends.
+ */
+static void repair_case(optireduce_comm_t *comm, size_t count, double p_inject, int trials,
+                        int late)
+{
+	uint64_t all_recovered = 0;
+
+	for (int attempt = 1; attempt <= 3; attempt++) {
+		int final = attempt == 3;
+		/* The baseline is judged by loss_case already: a disturbed one is only retried.  A
+		 * late rank loses more than was injected by design: its baseline is used as is. */
+		if (test_loss(comm, count, p_inject, 0, trials, 0, 0, 0, 0) && !late && !final)
+			continue;
+		if (!test_loss(comm, count, p_inject, 0, trials, final, 1, last_seen, last_nmse))
+			break;
+	}
+	MPI_Allreduce(&rep_recovered, &all_recovered, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
+	if (all_recovered == 0)
+		FAIL("loss %g: repair recovered nothing\n", p_inject);
+	set(comm, "repair", "0");
+}
+
+/*
+ * A short deadline under heavy loss of data, requests and resends alike: repair stops a round
+ * trip before the deadline, so every operation still ends within its phases' deadlines.
+ */
+static void repair_deadline_case(optireduce_comm_t *comm, size_t count, int trials)
+{
+	const double deadline_us = 20000, slack_us = 30000;
+	float *s = malloc(count * 4), *r = malloc(count * 4);
+	int late = 0;
+
+	set(comm, "timeout_us", "20000");
+	set(comm, "inject_loss", "0.3");
+	set(comm, "repair", "1");
+	for (int t = 0; t < trials; t++) {
+		struct optireduce_status st;
+		for (size_t i = 0; i < count; i++)
+			s[i] = input(rank, i, t + 1);
+		MPI_Barrier(MPI_COMM_WORLD);
+		if (optireduce_allreduce(comm, s, r, count, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM,
+		                         &st)) {
+			FAIL("repair under 30%% loss failed\n");
+			break;
+		}
+		late += st.elapsed_us > 2 * deadline_us + slack_us;
+	}
+	if (late > trials / 10)
+		FAIL("repair: %d of %d operations past their deadlines\n", late, trials);
+	if (rank == 0)
+		printf("repair, 30%% loss, 20 ms deadlines: %d of %d operations late\n", late,
+		       trials);
+	set(comm, "inject_loss", "0");
+	set(comm, "repair", "0");
+	set(comm, "timeout_us", "2000000");
+	free(s);
+	free(r);
+}
+
+/*
+ * A late rank (it enters 30% of operations 5 ms after the others) under 5% loss: with repair,
+ * fewer elements lost than without, and unbiased.
+ */
+static void repair_late_case(optireduce_comm_t *comm, size_t count, int trials)
+{
+	set(comm, "inject_delay", "1:5000:0.3");
+	repair_case(comm, count, 0.05, trials, 1);
+	set(comm, "inject_delay", "");
 }
 
 static void test_fallback(optireduce_comm_t *comm)
@@ -338,8 +446,10 @@ int main(int argc, char **argv)
 		loss_case(comm, 16384, 0.05, net_loss, 40);
 		goto done;
 	}
-	/* Deterministic phases for the statistics: a fixed generous deadline. */
+	/* Deterministic phases for the statistics: a fixed generous deadline.  Repair is
+	 * judged on its own, against the same loss without it. */
 	set(comm, "timeout_us", "2000000");
+	set(comm, "repair", "0");
 	test_clean(comm, 1000, 1);
 	test_clean(comm, 16384, 1);
 	/* 400 KB is twice a default datagram socket buffer: the progress thread must drain it
@@ -349,6 +459,13 @@ int main(int argc, char **argv)
 	loss_case(comm, 16384, 0.01, 0, quick ? 50 : 200);
 	loss_case(comm, 16384, 0.05, 0, quick ? 30 : 100);
 	loss_case(comm, 16384, 0.20, 0, quick ? 30 : 100);
+	if (!ring) {
+		repair_case(comm, 16384, 0.01, quick ? 50 : 200, 0);
+		repair_case(comm, 16384, 0.05, quick ? 30 : 100, 0);
+		repair_case(comm, 16384, 0.20, quick ? 30 : 100, 0);
+		repair_late_case(comm, 16384, quick ? 30 : 100);
+		repair_deadline_case(comm, 16384, quick ? 20 : 50);
+	}
 done:
 	MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 	optireduce_comm_destroy(comm);

@@ -140,7 +140,14 @@ static void valid_hdr(struct or_wire_hdr *h)
 	h->comm_id = T_COMM;
 	h->sender = rndn(T_NRANKS);
 	h->seq = T_SEQ_LO + rndn(T_SEQ_HI - T_SEQ_LO);
-	if (rndn(8) == 0) {
+	h->flags &= ~OR_WIRE_FLAG_REQUEST;
+	if (rndn(16) == 0) {
+		h->flags = OR_WIRE_FLAG_REQUEST;
+		h->step = (uint16_t)rndn(T_NSTEPS);
+		h->offset = 0;
+		h->contrib = 0;
+		h->length = (uint16_t)(OR_WIRE_RANGE_SIZE * (1 + rndn(8)));
+	} else if (rndn(8) == 0) {
 		h->flags |= OR_WIRE_FLAG_CONTROL;
 		h->step = (uint16_t)rndn(T_NSTEPS);
 		h->offset = 0;
@@ -290,7 +297,7 @@ static void test_structure(void)
 	h.version = 2;
 	CHECK_RC(verdict(&h), OR_WIRE_EVERSION, "version 2");
 
-	for (int bit = 2; bit < 8; bit++) {
+	for (int bit = 4; bit < 8; bit++) {
 		valid_hdr(&h);
 		h.flags |= (uint8_t)(1u << bit);
 		CHECK_RC(verdict(&h), OR_WIRE_EFLAGS, "unknown flag bit");
@@ -414,16 +421,21 @@ static void check_accepted(const uint8_t *p, size_t len, const char *what)
 	uint16_t step = (uint16_t)rd_le(p + 6, 2);
 	uint64_t off = rd_le(p + 24, 4), plen = rd_le(p + 28, 2);
 	int control = p[5] & OR_WIRE_FLAG_CONTROL;
+	int request = p[5] & OR_WIRE_FLAG_REQUEST;
 
 	CHECK(len == OR_WIRE_HDR_SIZE + plen, "%s: accepted %zu bytes, length %" PRIu64, what, len,
 	      plen);
 	CHECK(rd_le(p + 8, 4) == T_COMM && rd_le(p + 12, 4) < T_NRANKS, "%s: bad comm or rank",
 	      what);
 	CHECK(seq >= T_SEQ_LO && seq < T_SEQ_HI && step < T_NSTEPS, "%s: bad seq or step", what);
-	if (step < T_NSTEPS)
+	if (step < T_NSTEPS && !request)
 		CHECK(off + plen <= t_step_bytes[step], "%s: accepted write outside region", what);
-	CHECK(control ? plen == 0 : rd_le(p + 30, 2) - 1 < T_CONTRIB,
-	      "%s: bad control length or contrib", what);
+	if (request)
+		CHECK(plen && plen % OR_WIRE_RANGE_SIZE == 0 && off == 0 && rd_le(p + 30, 2) == 0,
+		      "%s: bad request", what);
+	else
+		CHECK(control ? plen == 0 : rd_le(p + 30, 2) - 1 < T_CONTRIB,
+		      "%s: bad control length or contrib", what);
 }
 
 static const uint64_t edge_values[] = {0,      1,           2,          7,         8,    99,
@@ -509,11 +521,35 @@ static void test_fuzz(void)
 	       accepted_mutant);
 }
 
+/* Repair requests' ranges: every range inside the region, or the request is dropped. */
+static void test_ranges(void)
+{
+	struct or_wire_range in[3] = {{0, 1}, {5, 10}, {99, 1}}, out[4];
+	uint8_t buf[4 * OR_WIRE_RANGE_SIZE];
+	size_t len = or_wire_ranges_encode(in, 3, buf);
+
+	CHECK(len == 3 * OR_WIRE_RANGE_SIZE, "encoded %zu bytes", len);
+	CHECK(or_wire_ranges_decode(buf, len, 100, out, 4) == 3, "three ranges in 100 packets");
+	CHECK(out[1].first == 5 && out[1].count == 10 && out[2].first == 99, "ranges read back");
+	CHECK(or_wire_ranges_decode(buf, len, 99, out, 4) == OR_WIRE_ERANGE, "past the region");
+	CHECK(or_wire_ranges_decode(buf, len, 100, out, 2) == OR_WIRE_ERANGE, "more than room");
+	CHECK(or_wire_ranges_decode(buf, len - 1, 100, out, 4) == OR_WIRE_ERANGE, "torn range");
+	CHECK(or_wire_ranges_decode(buf, 0, 100, out, 4) == OR_WIRE_ERANGE, "no range");
+	in[0].count = 0;
+	or_wire_ranges_encode(in, 1, buf);
+	CHECK(or_wire_ranges_decode(buf, OR_WIRE_RANGE_SIZE, 100, out, 4) == OR_WIRE_ERANGE,
+	      "empty range");
+	in[0].first = UINT32_MAX, in[0].count = 2;
+	or_wire_ranges_encode(in, 1, buf);
+	CHECK(or_wire_ranges_decode(buf, OR_WIRE_RANGE_SIZE, UINT32_MAX, out, 4) == OR_WIRE_ERANGE,
+	      "range wrapping 32 bits");
+}
+
 static void test_names(void)
 {
-	for (int r = OR_WIRE_ECONTRIB; r <= OR_WIRE_OK; r++)
+	for (int r = OR_WIRE_ERANGE; r <= OR_WIRE_OK; r++)
 		CHECK(strcmp(or_wire_reject_name(r), "?") != 0, "no name for %d", r);
-	CHECK(strcmp(or_wire_reject_name(OR_WIRE_ECONTRIB - 1), "?") == 0, "name for unknown");
+	CHECK(strcmp(or_wire_reject_name(OR_WIRE_ERANGE - 1), "?") == 0, "name for unknown");
 }
 
 int main(int argc, char **argv)
@@ -528,6 +564,7 @@ int main(int argc, char **argv)
 	test_semantics();
 	test_fuzz();
 	test_names();
+	test_ranges();
 	if (failures) {
 		printf("test_wire: %d check(s) failed (seed %" PRIu64 ")\n", failures, seed);
 		return 1;

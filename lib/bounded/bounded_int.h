@@ -17,6 +17,8 @@
 #include "timeout.h"
 #include "../../ofi/ofi.h"
 
+struct or_wire_hdr;
+
 #define OR_RX_RING    2048  /* most pre-posted receive buffers (udp takes 1024: 1.5 MB) */
 #define OR_TX_POOL    256   /* send buffers in flight */
 #define OR_PARK_MAX   16384 /* packets kept for operations not started yet */
@@ -143,6 +145,10 @@ struct or_bounded_op {
 	double peer_loss; /* worst loss peers reported in this operation's packets, fraction */
 	/* Its own packets: sent (or dropped by injection), received, duplicates. */
 	uint64_t packets_sent, packets_received, packets_duplicate;
+	struct or_repair *rep; /* repair.c: what was asked for and resent; NULL: nothing */
+	/* The algorithm leaves every phase's send regions as they were sent until its last
+	 * phase closes (or_bop_keep_sends): earlier phases can be resent from them. */
+	int sends_kept;
 };
 
 struct or_bounded {
@@ -209,6 +215,7 @@ struct or_bounded {
 	void *scratch[OR_INFLIGHT_MAX][OR_BOP_SCRATCH_SLOTS];
 	size_t scratch_cap[OR_INFLIGHT_MAX][OR_BOP_SCRATCH_SLOTS];
 	uint64_t scratch_busy; /* rows held by running operations, a bit each */
+	struct or_repair_chan *repair; /* repair.c: round trip, final phases kept; may be NULL */
 };
 
 _Static_assert(OR_INFLIGHT_MAX <= 64, "scratch_busy has a bit per operation in flight");
@@ -244,6 +251,24 @@ void or_bd_refill(struct or_bounded *b);
 int or_bd_pump(struct or_bounded *b, struct or_bounded_op *op, unsigned step);
 uint32_t or_bd_unsent_peers(const struct or_phase *ph);
 
+/* repair.c (docs/design.md, "Repair inside the deadline") */
+int or_bd_repair_on(const struct or_bounded *b);
+int or_bd_repair_rx(struct or_bounded *b, const struct or_wire_hdr *h, const uint8_t *payload);
+void or_bd_repair_arrived(struct or_bounded *b, struct or_bounded_op *op,
+                          const struct or_wire_hdr *h, const struct or_inbound *in);
+int or_bd_repair_progress(struct or_bounded *b);
+int or_bd_repair_hold(struct or_bounded *b, struct or_bounded_op *op, unsigned phase);
+void or_bd_repair_phase_closed(struct or_bounded *b, struct or_bounded_op *op, unsigned phase);
+double or_bd_repair_first_pass_us(const struct or_bounded_op *op, unsigned phase);
+uint64_t or_bd_repair_recovered_bytes(const struct or_bounded_op *op);
+void or_bd_repair_status(struct or_bounded *b, struct or_bounded_op *op);
+void or_bd_repair_free_op(struct or_bounded_op *op);
+void or_bd_repair_free(struct or_bounded *b);
+
+/* tx.c, for repair.c: one datagram to peer; 0, 1 (no send buffer free) or < 0. */
+int or_bd_send_datagram(struct or_bounded *b, struct or_bounded_op *op, uint32_t peer,
+                        const struct or_wire_hdr *h, const uint8_t *payload);
+
 /* inject.c */
 int or_bd_inject_drop(struct or_bounded *b);
 
@@ -251,6 +276,8 @@ int or_bd_inject_drop(struct or_bounded *b);
 struct or_inbound *or_bd_inbound_of(struct or_phase *ph, uint32_t size, uint32_t sender);
 uint32_t or_bd_inbound_slots(const struct or_phase *ph, uint32_t size);
 void or_bd_free_phases(struct or_bounded_op *op);
+/* The send order of a region of n packets: packet k goes k-th * stride mod n. */
+size_t or_bd_stripe_stride(size_t n, size_t pkts_per_block);
 const char *or_bd_phase_end_name(enum optireduce_phase_end e);
 
 #endif /* OR_BOUNDED_INT_H */

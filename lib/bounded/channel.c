@@ -158,6 +158,7 @@ void or_bounded_destroy(struct or_bounded *b)
 	free(b->rx_mem);
 	free(b->tx_mem);
 	free(b->tmo_store);
+	or_bd_repair_free(b);
 	for (unsigned r = 0; r < OR_INFLIGHT_MAX; r++)
 		for (unsigned i = 0; i < OR_BOP_SCRATCH_SLOTS; i++)
 			free(b->scratch[r][i]);
@@ -243,6 +244,8 @@ int or_bounded_poll(struct or_bounded *b)
 	if (ret < 0)
 		return ret;
 	ret += or_bd_drain_ready(b);
+	/* Resends first: their phases are further along than the data waiting for tokens. */
+	ret += or_bd_repair_progress(b);
 	/*
 	 * Only packets sent are activity: a pass that sent nothing must let the caller sleep
 	 * until tokens or the socket allow.  Counting the attempt kept the wait loop spinning

@@ -14,6 +14,7 @@ static void free_op(struct or_bounded_op *op)
 {
 	if (!op)
 		return;
+	or_bd_repair_free_op(op);
 	or_bd_free_phases(op);
 	free(op);
 }
@@ -98,6 +99,9 @@ static void finish_stats(struct or_bounded *b, struct or_coll *c)
 		exp += c->bop->ph[p].bytes_expected;
 		got += c->bop->ph[p].bytes_received;
 	}
+	or_bd_repair_status(b, c->bop);
+	/* The network's loss, for pacing: what repair brought back was lost all the same. */
+	got -= or_bd_repair_recovered_bytes(c->bop);
 	b->own_loss = exp ? 1.0 - (double)got / (double)exp : 0;
 }
 
@@ -167,6 +171,9 @@ static void controller_sample(const struct or_bounded_op *op, struct op_sample *
 	for (unsigned p = 0; p < op->nphases; p++) {
 		const struct or_phase *ph = &op->ph[p];
 		double d = ph->end_us - ph->start_us;
+		/* A phase that asked for repair is judged by its first pass: see
+		 * docs/design.md, "Repair inside the deadline". */
+		double first_pass = or_bd_repair_first_pass_us(op, p);
 		int only_absent;
 		if (!ph->begun || !ph->closed)
 			continue;
@@ -176,11 +183,14 @@ static void controller_sample(const struct or_bounded_op *op, struct op_sample *
 		absent |= only_absent;
 		if (ph->end == OPTIREDUCE_PHASE_HARD_BOUND) {
 			if (ph->senders_expected && ph->senders_last >= ph->senders_expected) {
-				d = ph->last_arrival_us - ph->start_us;
+				d = (first_pass > ph->start_us ? first_pass : ph->last_arrival_us) -
+				    ph->start_us;
 			} else {
 				s->hit = 1;
 				other_cut |= !only_absent;
 			}
+		} else if (first_pass > ph->start_us && first_pass - ph->start_us < d) {
+			d = first_pass - ph->start_us;
 		}
 		if (d > s->longest_us)
 			s->longest_us = d;
@@ -268,12 +278,13 @@ void or_bounded_op_finish(struct or_bounded *b, struct or_coll *c, const struct 
 	pace = update_pacing(b, op, &s);
 	or_log(OR_LOG_DEBUG,
 	       "op %llu: phases %s/%s, deadline %llu us, loss %.4f, rate %.0f Mbit/s (%s), "
-	       "incast %u, refused %llu",
+	       "incast %u, refused %llu, repair asked %llu recovered %llu",
 	       (unsigned long long)c->seq, or_bd_phase_end_name(c->status->phase_end[0]),
 	       or_bd_phase_end_name(c->status->phase_end[1]),
 	       (unsigned long long)c->status->deadline_us[0], b->own_loss, b->pace.rate_mbps,
 	       pace == OR_PACE_DECISION_COUNT ? "fixed" : or_pace_decision_name(pace), c->incast,
-	       (unsigned long long)op->blocked);
+	       (unsigned long long)op->blocked, (unsigned long long)c->status->repair_requested,
+	       (unsigned long long)c->status->repair_recovered);
 	/*
 	 * Peers pace by the loss this rank reports in its next headers.  What a deadline cut
 	 * or an absent straggler cost is not the network's: report the usual level, or one

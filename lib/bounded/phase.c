@@ -45,7 +45,7 @@ static size_t npkts_of(const struct or_bounded *b, size_t bytes)
 }
 
 /* A stride coprime with n that jumps about a Hadamard block between consecutive packets. */
-static size_t stripe_stride(size_t n, size_t pkts_per_block)
+size_t or_bd_stripe_stride(size_t n, size_t pkts_per_block)
 {
 	size_t s = pkts_per_block ? pkts_per_block : 1;
 	if (n <= 1)
@@ -172,7 +172,7 @@ int or_bop_send_region(struct or_coll *c, unsigned phase, uint32_t peer, const v
 	o->npkts = npkts_of(b, bytes);
 	o->next = 0;
 	o->contrib = contrib;
-	o->stride = stripe_stride(o->npkts, npkts_of(b, c->bop->block_elems * c->esize));
+	o->stride = or_bd_stripe_stride(o->npkts, npkts_of(b, c->bop->block_elems * c->esize));
 	return 0;
 }
 
@@ -296,6 +296,7 @@ static void close_phase(struct or_bounded_op *op, unsigned phase, enum optireduc
 	for (uint32_t i = 0, n = or_bd_inbound_slots(ph, op->c->size); i < n; i++)
 		zero_unseen(op->c->comm->bounded, &ph->in[i]);
 	ph->closed = 1;
+	or_bd_repair_phase_closed(op->c->comm->bounded, op, phase);
 	ph->end = why;
 	ph->end_us = or_now_us();
 	or_log(OR_LOG_TRACE,
@@ -375,6 +376,9 @@ static enum or_tmo_reason phase_verdict(struct or_coll *c, unsigned phase)
 	phase_sample(c, phase, &tp);
 	why = or_tmo_phase_check(&b->tmo, c->count * c->esize, &tp,
 	                         (uint64_t)(or_now_us() - ph->start_us) + 1);
+	/* Missing packets asked for, or to be asked for, while a round trip fits. */
+	if (why == OR_TMO_EARLY_TIMEOUT && or_bd_repair_hold(b, c->bop, phase))
+		why = OR_TMO_NOT_YET;
 	/* Every byte is in: that is all the data, whether or not a LAST flag made it. */
 	if (ph->bytes_expected && ph->bytes_received >= ph->bytes_expected)
 		why = OR_TMO_ALL_DATA;

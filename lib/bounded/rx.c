@@ -167,6 +167,7 @@ static void deliver(struct or_bounded *b, struct or_bounded_op *op, const struct
 	in->seen[idx] = 1;
 	in->got_pkts++;
 	place(b, op, ph, in, h, payload);
+	or_bd_repair_arrived(b, op, h, in);
 }
 
 /* The running operation seq, or NULL. */
@@ -198,7 +199,13 @@ static void handle_packet(struct or_bounded *b, const uint8_t *pkt, size_t len)
 	    .max_contrib = (uint16_t)(b->comm->size > 65535 ? 65535 : b->comm->size),
 	};
 	int ret = or_wire_decode(pkt, len, &h);
-	struct or_bounded_op *op = ret ? NULL : running_op(b, h.seq);
+	struct or_bounded_op *op;
+
+	/* Repair requests and refusals go to repair.c, which validates them itself. */
+	if (!ret && (h.flags & (OR_WIRE_FLAG_REQUEST | OR_WIRE_FLAG_CONTROL)) &&
+	    or_bd_repair_rx(b, &h, pkt + OR_WIRE_HDR_SIZE) == 0)
+		return;
+	op = ret ? NULL : running_op(b, h.seq);
 
 	/* A running operation accepts only the steps its algorithm declared. */
 	if (op && op->ph)

@@ -246,3 +246,10 @@ int or_bd_pump(struct or_bounded *b, struct or_bounded_op *op, unsigned step)
 		note_sent_all(op, ph, step);
 	return 64 - budget;
 }
+
+/* One datagram built by the caller (repair.c: requests, resends, refusals). */
+int or_bd_send_datagram(struct or_bounded *b, struct or_bounded_op *op, uint32_t peer,
+                        const struct or_wire_hdr *h, const uint8_t *payload)
+{
+	return hand_to_endpoint(b, op, peer, h, payload);
+}

@@ -128,7 +128,16 @@ int or_wire_validate(const struct or_wire_hdr *h, const struct or_wire_expect *e
 		return OR_WIRE_EWINDOW_NEW;
 	if (h->step >= e->nsteps)
 		return OR_WIRE_ESTEP;
-	if (h->flags & OR_WIRE_FLAG_CONTROL) {
+	if (h->flags & OR_WIRE_FLAG_REQUEST) {
+		/* Ranges only: not a LAST, not data, nothing summed. */
+		if (h->flags & ~OR_WIRE_FLAG_REQUEST)
+			return OR_WIRE_EFLAGS;
+		if (h->length == 0 || h->length % OR_WIRE_RANGE_SIZE || h->offset || h->contrib)
+			return OR_WIRE_ELENGTH;
+		/* Its ranges name the sender's region, which the sender checks them against
+		 * (or_wire_ranges_decode): nothing of it is written to a receive region. */
+		return OR_WIRE_OK;
+	} else if (h->flags & OR_WIRE_FLAG_CONTROL) {
 		if (h->length != 0)
 			return OR_WIRE_ELENGTH;
 	} else {
@@ -143,6 +152,35 @@ int or_wire_validate(const struct or_wire_hdr *h, const struct or_wire_expect *e
 	    (e->step_bytes ? e->step_bytes(e->arg, h->seq, h->step) : UINT32_MAX))
 		return OR_WIRE_EBOUNDS;
 	return OR_WIRE_OK;
+}
+
+int or_wire_ranges_decode(const void *payload, size_t len, size_t npkts, struct or_wire_range *out,
+                          size_t max)
+{
+	const uint8_t *p = payload;
+	size_t n = 0;
+
+	if (len == 0 || len % OR_WIRE_RANGE_SIZE || len / OR_WIRE_RANGE_SIZE > max)
+		return OR_WIRE_ERANGE;
+	for (size_t off = 0; off < len; off += OR_WIRE_RANGE_SIZE) {
+		struct or_wire_range r = {get32(p + off), get16(p + off + 4)};
+		/* Summed in 64 bits: first + count may exceed UINT32_MAX. */
+		if (r.count == 0 || (uint64_t)r.first + r.count > npkts)
+			return OR_WIRE_ERANGE;
+		out[n++] = r;
+	}
+	return (int)n;
+}
+
+size_t or_wire_ranges_encode(const struct or_wire_range *r, size_t n, void *buf)
+{
+	uint8_t *p = buf;
+
+	for (size_t i = 0; i < n; i++) {
+		put32(p + i * OR_WIRE_RANGE_SIZE, r[i].first);
+		put16(p + i * OR_WIRE_RANGE_SIZE + 4, r[i].count);
+	}
+	return n * OR_WIRE_RANGE_SIZE;
 }
 
 const char *or_wire_reject_name(int reason)
@@ -176,6 +214,8 @@ const char *or_wire_reject_name(int reason)
 		return "EBOUNDS";
 	case OR_WIRE_ECONTRIB:
 		return "ECONTRIB";
+	case OR_WIRE_ERANGE:
+		return "ERANGE";
 	}
 	return "?";
 }

@@ -41,7 +41,23 @@
 #define OR_WIRE_FLAG_LAST 0x1
 /* No payload; a notice such as "done" rather than data. */
 #define OR_WIRE_FLAG_CONTROL 0x2
-#define OR_WIRE_FLAGS_KNOWN  (OR_WIRE_FLAG_LAST | OR_WIRE_FLAG_CONTROL)
+/*
+ * A repair request (docs/design.md, "Repair inside the deadline"): sent by the receiver of
+ * a phase to one of its senders; the payload is a list of ranges of packets of that
+ * sender's region (struct or_wire_range), offset 0, contrib 0.
+ */
+#define OR_WIRE_FLAG_REQUEST 0x4
+/* A data packet sent again on request; with CONTROL and no payload: "cannot resend". */
+#define OR_WIRE_FLAG_RESENT 0x8
+#define OR_WIRE_FLAGS_KNOWN                                                                        \
+	(OR_WIRE_FLAG_LAST | OR_WIRE_FLAG_CONTROL | OR_WIRE_FLAG_REQUEST | OR_WIRE_FLAG_RESENT)
+
+/* One range of a repair request: packets first .. first + count - 1, 6 bytes on the wire. */
+struct or_wire_range {
+	uint32_t first;
+	uint16_t count;
+};
+#define OR_WIRE_RANGE_SIZE 6
 
 struct or_wire_hdr {
 	uint32_t magic;
@@ -74,6 +90,7 @@ enum or_wire_reject {
 	OR_WIRE_ESTEP = -11,
 	OR_WIRE_EBOUNDS = -12,
 	OR_WIRE_ECONTRIB = -13,
+	OR_WIRE_ERANGE = -14, /* a repair request's range outside the region, or empty */
 };
 
 /* What the receiver accepts right now. */
@@ -114,10 +131,23 @@ int or_wire_decode(const void *pkt, size_t pktlen, struct or_wire_hdr *h);
  * Semantic checks of a decoded header against e: comm id, sender, seq window,
  * step, offset+length inside the step's region, and either a data packet
  * with a non-empty payload and contrib in 1..max_contrib, or a CONTROL packet
- * with no payload.  Returns 0 or an enum or_wire_reject.  Once both decode and
- * validate return 0, copying the payload to region + offset stays in bounds.
+ * with no payload, or a REQUEST of whole ranges (offset and contrib 0; its
+ * ranges are checked by or_wire_ranges_decode against the sender's region,
+ * and it is never copied to a region).  Returns 0 or an enum or_wire_reject.
+ * Once both decode and validate return 0, copying a data payload to
+ * region + offset stays in bounds.
  */
 int or_wire_validate(const struct or_wire_hdr *h, const struct or_wire_expect *e);
+
+/*
+ * The ranges of a repair request's payload (len bytes, validated) into out (at most max),
+ * each checked to lie within a region of npkts packets.  Returns how many, or
+ * OR_WIRE_ERANGE (nothing usable: the request is dropped whole).
+ */
+int or_wire_ranges_decode(const void *payload, size_t len, size_t npkts,
+                          struct or_wire_range *out, size_t max);
+/* Writes n ranges to buf (room for n * OR_WIRE_RANGE_SIZE bytes); returns the bytes. */
+size_t or_wire_ranges_encode(const struct or_wire_range *r, size_t n, void *buf);
 
 /* Short constant name of a reject code, e.g. "ECHECK"; "?" if unknown. */
 const char *or_wire_reject_name(int reason);

@@ -1,0 +1,418 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Repair inside the deadline (docs/design.md, "Repair inside the deadline").  A receiver
+ * that knows what a sender's phase misses (the sender's LAST came, or the phase fell quiet)
+ * asks that sender for exactly those packets in one request of ranges; the sender resends
+ * them from the region it sent them from, paced by the channel's token bucket.  Requests
+ * stop once the phase's deadline leaves less than a round trip.  Nothing is sent again on a
+ * timer: a request is answered or not, and a receiver asks again only when the phase stays
+ * quiet, at most OR_REPAIR_ROUNDS times.  Requests and resends are datagrams like any other:
+ * validated on arrival, lost by injection like data.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "repair.h"
+
+int or_bd_repair_on(const struct or_bounded *b)
+{
+	return b->comm->size > 1 && or_bd_param_i(b, OR_P_REPAIR) != 0;
+}
+
+struct or_repair_chan *or_rep_chan(struct or_bounded *b)
+{
+	if (!b->repair)
+		b->repair = calloc(1, sizeof(*b->repair));
+	return b->repair;
+}
+
+struct or_repair *or_rep_of(struct or_bounded_op *op)
+{
+	struct or_repair *r;
+	size_t n;
+
+	if (op->rep || !op->ph)
+		return op->rep;
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->nphases = op->nphases;
+	r->cap = op->ph[0].cap;
+	n = (size_t)r->nphases * r->cap;
+	r->in = calloc(n, sizeof(*r->in));
+	r->out = calloc(n, sizeof(*r->out));
+	r->first_pass_us = calloc(r->nphases, sizeof(double));
+	r->asked = calloc(r->nphases, 1);
+	op->rep = r;
+	if (!r->in || !r->out || !r->first_pass_us || !r->asked) {
+		or_bd_repair_free_op(op);
+		return NULL;
+	}
+	return r;
+}
+
+void or_rep_free_wants(struct or_rep_out *ro, size_t n)
+{
+	for (size_t i = 0; ro && i < n; i++)
+		free(ro[i].want);
+}
+
+void or_bd_repair_free_op(struct or_bounded_op *op)
+{
+	struct or_repair *r = op->rep;
+
+	if (!r)
+		return;
+	or_rep_free_wants(r->out, (size_t)r->nphases * r->cap);
+	for (size_t i = 0; r->in && i < (size_t)r->nphases * r->cap; i++)
+		free(r->in[i].state);
+	free(r->in);
+	free(r->out);
+	free(r->first_pass_us);
+	free(r->asked);
+	free(r);
+	op->rep = NULL;
+}
+
+void or_bd_repair_free(struct or_bounded *b)
+{
+	struct or_repair_chan *ch = b->repair;
+
+	if (!ch)
+		return;
+	for (unsigned k = 0; k < OR_REPAIR_KEPT; k++) {
+		or_rep_free_wants(ch->kept[k].rout, ch->kept[k].n);
+		free(ch->kept[k].rout);
+		free(ch->kept[k].out);
+		free(ch->kept[k].data);
+	}
+	free(ch);
+	b->repair = NULL;
+}
+
+static double rtt_us(const struct or_bounded *b)
+{
+	return b->repair && b->repair->rtt_us > 0 ? b->repair->rtt_us : OR_REPAIR_RTT0_US;
+}
+
+/* How long an unanswered request stands before it is asked again. */
+static double wait_us(const struct or_bounded *b)
+{
+	double w = 2.0 * rtt_us(b);
+	return w > OR_REPAIR_WAIT_MIN_US ? w : OR_REPAIR_WAIT_MIN_US;
+}
+
+/* Slots of a phase's in[] or out[] in use: by rank, or the first nin / nout. */
+uint32_t or_rep_slots(const struct or_phase *ph, uint32_t size, int out)
+{
+	return ph->cap >= size ? ph->cap : out ? ph->nout : ph->nin;
+}
+
+void or_rep_header(const struct or_bounded *b, uint64_t seq, uint16_t step, struct or_wire_hdr *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->magic = OR_WIRE_MAGIC;
+	h->version = OR_WIRE_VERSION;
+	h->step = step;
+	h->comm_id = b->comm->id;
+	h->sender = b->comm->rank;
+	h->seq = seq;
+	h->loss = (uint16_t)(b->own_loss * 65535.0);
+}
+
+/* 1 if the datagram left or was dropped by injection (then it is lost, like any). */
+int or_rep_send(struct or_bounded *b, struct or_bounded_op *op, uint32_t peer,
+                const struct or_wire_hdr *h, const uint8_t *payload)
+{
+	if (or_bd_inject_drop(b))
+		return 1;
+	return or_bd_send_datagram(b, op, peer, h, payload) == 0;
+}
+
+/* ---- the receiver's side: asking ---- */
+
+/* Which missing packets a request names. */
+enum ask_what {
+	ASK_GAPS,  /* passed over in the sender's order, not asked yet */
+	ASK_NEW,   /* every one not asked yet */
+	ASK_AGAIN, /* every one */
+};
+
+static int wanted(const struct or_rep_in *ri, size_t p, enum ask_what what)
+{
+	uint8_t st = ri->state ? ri->state[p] : OR_PKT_UNKNOWN;
+
+	return what == ASK_AGAIN || (what == ASK_NEW ? st != OR_PKT_ASKED : st == OR_PKT_GAP);
+}
+
+/* Ranges of in's missing packets into r, marked asked; returns how many, *pkts the packets
+ * they hold. */
+static size_t missing_ranges(const struct or_inbound *in, struct or_rep_in *ri, enum ask_what what,
+                             struct or_wire_range *r, size_t *pkts)
+{
+	size_t n = 0;
+
+	*pkts = 0;
+	for (size_t p = 0; p < in->npkts && n < OR_REPAIR_RANGES; p++) {
+		if (in->seen[p] || !wanted(ri, p, what))
+			continue;
+		if (ri->state) {
+			ri->ngap -= ri->state[p] == OR_PKT_GAP;
+			ri->state[p] = OR_PKT_ASKED;
+		}
+		if (n && r[n - 1].first + r[n - 1].count == p && r[n - 1].count < UINT16_MAX)
+			r[n - 1].count++;
+		else
+			r[n++] = (struct or_wire_range){(uint32_t)p, 1};
+		(*pkts)++;
+	}
+	return n;
+}
+
+static int send_request(struct or_bounded *b, struct or_bounded_op *op, unsigned step,
+                        const struct or_inbound *in, struct or_rep_in *ri, enum ask_what what)
+{
+	struct or_wire_range r[OR_REPAIR_RANGES];
+	uint8_t payload[OR_REPAIR_RANGES * OR_WIRE_RANGE_SIZE];
+	struct or_wire_hdr h;
+	size_t pkts, n = missing_ranges(in, ri, what, r, &pkts);
+
+	if (!n)
+		return 0;
+	or_rep_header(b, op->c->seq, (uint16_t)step, &h);
+	h.flags = OR_WIRE_FLAG_REQUEST;
+	h.length = (uint16_t)or_wire_ranges_encode(r, n, payload);
+	/* Not sent (no buffer, refused): what it named is asked again on quiet. */
+	if (!or_rep_send(b, op, in->peer, &h, payload))
+		return 0;
+	b->tokens -= (double)(h.length + OR_WIRE_HDR_SIZE);
+	ri->req_us = or_now_us();
+	if (what == ASK_GAPS)
+		ri->gap_req_us = ri->req_us;
+	else
+		ri->rounds++;
+	ri->rtt_open = 1;
+	op->rep->requested += pkts;
+	op->rep->asked[step] = 1;
+	return 1;
+}
+
+/* Whether in's missing packets are worth asking for now, or will be: the sender is heard
+ * from, can resend, and has not been asked too often. */
+static int repairable(const struct or_inbound *in, const struct or_rep_in *ri)
+{
+	return in->npkts && in->got_pkts < in->npkts && (in->last_seen || in->got_pkts) &&
+	       !ri->refused;
+}
+
+/* Asks the senders of an open phase for what they are known to miss; returns requests. */
+static int ask(struct or_bounded *b, struct or_bounded_op *op, unsigned step, double now)
+{
+	struct or_phase *ph = &op->ph[step];
+	struct or_repair *rep = op->rep;
+	double rtt = rtt_us(b), quiet_from;
+	int sent = 0;
+
+	if (!ph->begun || ph->closed || (double)ph->deadline_us - (now - ph->start_us) < rtt)
+		return 0;
+	for (uint32_t i = 0, n = or_rep_slots(ph, op->c->size, 0); i < n; i++) {
+		struct or_inbound *in = &ph->in[i];
+		struct or_rep_in *ri = &rep->in[step * rep->cap + i];
+		if (!repairable(in, ri) || ri->rounds >= OR_REPAIR_ROUNDS)
+			continue;
+		/* A packet the sender sent before one that came is lost: asked for at once. */
+		if (!in->last_seen && ri->ngap && now - ri->gap_req_us >= OR_REPAIR_GAP_US)
+			sent += send_request(b, op, step, in, ri, ASK_GAPS);
+		/* The sender's LAST says the rest is lost too. */
+		if (in->last_seen && !ri->after_last) {
+			ri->after_last = 1;
+			sent += send_request(b, op, step, in, ri, ASK_NEW);
+			continue;
+		}
+		/* Quiet for two round trips since the last request: asked again, all of it. */
+		quiet_from = ri->req_us > ph->last_arrival_us ? ri->req_us : ph->last_arrival_us;
+		if (now - quiet_from >= wait_us(b))
+			sent += send_request(b, op, step, in, ri, ASK_AGAIN);
+	}
+	return sent;
+}
+
+int or_bd_repair_hold(struct or_bounded *b, struct or_bounded_op *op, unsigned phase)
+{
+	struct or_phase *ph = &op->ph[phase];
+	struct or_repair *rep = op->rep;
+	double now = or_now_us(), rtt = rtt_us(b);
+
+	if (!rep || !or_bd_repair_on(b) || (double)ph->deadline_us - (now - ph->start_us) < rtt)
+		return 0;
+	for (uint32_t i = 0, n = or_rep_slots(ph, op->c->size, 0); i < n; i++) {
+		const struct or_rep_in *ri = &rep->in[phase * rep->cap + i];
+		/* Asked and not answered yet, or still to ask. */
+		if (repairable(&ph->in[i], ri) &&
+		    (ri->rounds < OR_REPAIR_ROUNDS || now - ri->req_us < wait_us(b)))
+			return 1;
+	}
+	return 0;
+}
+
+/* x^-1 mod n for x coprime with n (the stride is). */
+size_t or_rep_inverse(size_t x, size_t n)
+{
+	int64_t t = 0, nt = 1, r = (int64_t)n, nr = (int64_t)(x % n);
+
+	while (nr) {
+		int64_t q = r / nr, tmp;
+		tmp = t - q * nt, t = nt, nt = tmp;
+		tmp = r - q * nr, r = nr, nr = tmp;
+	}
+	return (size_t)(t < 0 ? t + (int64_t)n : t);
+}
+
+/*
+ * A packet of the first pass came: every packet its sender sent before it and that has not
+ * come is a gap, lost on a path that keeps order.  Send positions only move forward, so
+ * each is looked at once.
+ */
+static void note_order(struct or_bounded *b, struct or_bounded_op *op, const struct or_inbound *in,
+                       struct or_rep_in *ri, uint32_t offset)
+{
+	size_t n = in->npkts, nth;
+
+	if (n < 2)
+		return;
+	if (!ri->state) {
+		size_t block = op->block_elems * op->c->esize;
+		ri->state = calloc(n, 1);
+		if (!ri->state)
+			return;
+		ri->stride = or_bd_stripe_stride(n, (block + b->payload - 1) / b->payload);
+		ri->inv = or_rep_inverse(ri->stride, n);
+	}
+	/* Below 2^32 / 64 packets per region: the product fits in 64 bits. */
+	nth = (size_t)((uint64_t)(offset / b->payload) * ri->inv % n);
+	for (; ri->passed < nth; ri->passed++) {
+		size_t idx = (size_t)((uint64_t)ri->passed * ri->stride % n);
+		if (!in->seen[idx] && ri->state[idx] == OR_PKT_UNKNOWN) {
+			ri->state[idx] = OR_PKT_GAP;
+			ri->ngap++;
+		}
+	}
+	if (ri->passed == nth)
+		ri->passed = nth + 1;
+}
+
+/* The round trip is the median of the last samples: a lone slow answer does not stop
+ * repair, and a phase that asks nothing leaves it as it was. */
+static void rtt_sample(struct or_repair_chan *ch, double us)
+{
+	double v[OR_REPAIR_RTT_SAMPLES];
+	unsigned n;
+
+	ch->rtt_sample[ch->nsamples++ % OR_REPAIR_RTT_SAMPLES] = us;
+	n = ch->nsamples < OR_REPAIR_RTT_SAMPLES ? ch->nsamples : OR_REPAIR_RTT_SAMPLES;
+	memcpy(v, ch->rtt_sample, n * sizeof(v[0]));
+	for (unsigned i = 1; i < n; i++)
+		for (unsigned j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	ch->rtt_us = v[n / 2];
+}
+
+void or_bd_repair_arrived(struct or_bounded *b, struct or_bounded_op *op,
+                          const struct or_wire_hdr *h, const struct or_inbound *in)
+{
+	struct or_repair *rep = or_bd_repair_on(b) ? or_rep_of(op) : NULL;
+	struct or_rep_in *ri;
+	double now = or_now_us();
+
+	if (!rep)
+		return;
+	ri = &rep->in[h->step * rep->cap + (uint32_t)(in - op->ph[h->step].in)];
+	if (!(h->flags & OR_WIRE_FLAG_RESENT)) {
+		rep->first_pass_us[h->step] = now;
+		note_order(b, op, in, ri, h->offset);
+		return;
+	}
+	rep->recovered++;
+	rep->recovered_bytes += h->length;
+	if (!ri->rtt_open || !or_rep_chan(b))
+		return;
+	ri->rtt_open = 0;
+	rtt_sample(b->repair, now - ri->req_us);
+}
+
+/* ---- each pass, and at the end of a phase ---- */
+
+static int pump_op(struct or_bounded *b, struct or_bounded_op *op, double now)
+{
+	struct or_repair *rep = or_rep_of(op);
+	int sent = 0;
+
+	if (!rep)
+		return 0;
+	for (unsigned p = 0; p < op->nphases; p++) {
+		struct or_phase *ph = &op->ph[p];
+		sent += ask(b, op, p, now);
+		for (uint32_t i = 0, n = or_rep_slots(ph, op->c->size, 1);
+		     or_rep_live(op, p) && i < n; i++)
+			if (rep->out[p * rep->cap + i].pending)
+				sent += or_rep_resend(b, op, op->c->seq, (uint16_t)p, &ph->out[i],
+				                      &rep->out[p * rep->cap + i], &rep->resent);
+	}
+	return sent;
+}
+
+int or_bd_repair_progress(struct or_bounded *b)
+{
+	struct or_repair_chan *ch;
+	double now = or_now_us();
+	int sent = 0;
+
+	if (!or_bd_repair_on(b) || !(ch = or_rep_chan(b)))
+		return 0;
+	or_bd_refill(b);
+	for (unsigned i = 0; i < b->nops; i++)
+		sent += pump_op(b, b->ops[i], now);
+	for (unsigned k = 0; k < OR_REPAIR_KEPT; k++) {
+		struct or_kept *kp = &ch->kept[k];
+		for (uint32_t i = 0; kp->valid && i < kp->n; i++)
+			if (kp->rout[i].pending)
+				sent += or_rep_resend(b, &ch->nobody, kp->seq, kp->step,
+				                      &kp->out[i], &kp->rout[i], &ch->resent_kept);
+	}
+	return sent;
+}
+
+void or_bop_keep_sends(struct or_coll *c)
+{
+	c->bop->sends_kept = 1;
+}
+
+double or_bd_repair_first_pass_us(const struct or_bounded_op *op, unsigned phase)
+{
+	return op->rep && phase < op->rep->nphases && op->rep->asked[phase]
+	           ? op->rep->first_pass_us[phase]
+	           : 0;
+}
+
+uint64_t or_bd_repair_recovered_bytes(const struct or_bounded_op *op)
+{
+	return op->rep ? op->rep->recovered_bytes : 0;
+}
+
+void or_bd_repair_status(struct or_bounded *b, struct or_bounded_op *op)
+{
+	struct optireduce_status *st = op->c->status;
+
+	if (op->rep) {
+		st->repair_requested = op->rep->requested;
+		st->repair_resent = op->rep->resent;
+		st->repair_recovered = op->rep->recovered;
+	}
+	if (b->repair) {
+		st->repair_resent += b->repair->resent_kept;
+		b->repair->resent_kept = 0;
+	}
+}
