@@ -136,6 +136,7 @@ static int exchange_names(optireduce_comm_t *c, const struct optireduce_oob *oob
 
 static void comm_free(optireduce_comm_t *c)
 {
+	or_handle_remove(c);
 	or_bounded_destroy(c->bounded);
 	or_codec_cache_free(&c->codec_cache);
 	or_ofi_close(c->rdm);
@@ -149,13 +150,15 @@ int optireduce_comm_create(optireduce_ctx_t *ctx, const struct optireduce_comm_a
 	optireduce_comm_t *c;
 	int ret, same_host = 0;
 
-	if (!ctx || ctx->magic != OR_MAGIC_CTX)
+	if (!or_ctx_valid(ctx))
 		return -OPTIREDUCE_EBADHANDLE;
 	if (!comm || (ret = check_attr(attr)))
 		return -OPTIREDUCE_EINVAL;
 	c = calloc(1, sizeof(*c));
-	if (!c)
+	if (!c || or_handle_add(c)) {
+		free(c);
 		return -OPTIREDUCE_ENOMEM;
+	}
 	c->magic = OR_MAGIC_COMM;
 	c->ctx = ctx;
 	c->rank = attr->oob.rank;
