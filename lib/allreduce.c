@@ -28,6 +28,11 @@ static int check_args(optireduce_comm_t *comm, const void *sbuf, void *rbuf, siz
 		return -OPTIREDUCE_EOVERFLOW;
 	if (count > 0 && (!sbuf || !rbuf))
 		return -OPTIREDUCE_EINVAL;
+	/* sbuf == rbuf reads as in place; a partial overlap has no meaning. */
+	if (count > 0 && sbuf != OPTIREDUCE_IN_PLACE && sbuf != rbuf &&
+	    (const char *)sbuf < (const char *)rbuf + count * es &&
+	    (const char *)rbuf < (const char *)sbuf + count * es)
+		return -OPTIREDUCE_EINVAL;
 	if (comm->failed)
 		return -OPTIREDUCE_EPEER;
 	return 0;
@@ -43,6 +48,7 @@ static int bounded_eligible(enum optireduce_dtype dtype, enum optireduce_op op)
 
 static void req_free(optireduce_req_t *r)
 {
+	or_handle_remove(r);
 	r->magic = OR_MAGIC_DEAD;
 	free(r);
 }
@@ -101,7 +107,7 @@ static int req_start(optireduce_comm_t *comm, optireduce_req_t *r)
 			return ret;
 	} else {
 		view_exact(r);
-		if (r->sbuf != OPTIREDUCE_IN_PLACE && r->count)
+		if (r->sbuf != OPTIREDUCE_IN_PLACE && r->sbuf != r->rbuf && r->count)
 			memcpy(c->rbuf, r->sbuf, r->count * c->esize);
 	}
 	return r->alg->start(c);
@@ -310,8 +316,10 @@ int optireduce_iallreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf,
 	if (!req)
 		return -OPTIREDUCE_EINVAL;
 	r = calloc(1, sizeof(*r));
-	if (!r)
+	if (!r || or_handle_add(r)) {
+		free(r);
 		return -OPTIREDUCE_ENOMEM;
+	}
 	bounded = comm->bounded && bounded_eligible(dtype, op);
 	r->magic = OR_MAGIC_REQ;
 	r->sbuf = sbuf;
@@ -364,7 +372,7 @@ int optireduce_test(optireduce_req_t *req)
 {
 	int activity, ret;
 
-	if (!req || req->magic != OR_MAGIC_REQ)
+	if (!or_req_valid(req))
 		return -OPTIREDUCE_EBADHANDLE;
 	if (req->hop)
 		return or_hier_test(req);
@@ -384,7 +392,7 @@ int optireduce_wait(optireduce_req_t *req, struct optireduce_status *status)
 	double idle_since;
 	int ret;
 
-	if (!req || req->magic != OR_MAGIC_REQ)
+	if (!or_req_valid(req))
 		return -OPTIREDUCE_EBADHANDLE;
 	if (req->hop)
 		return or_hier_wait(req, status);

@@ -193,8 +193,10 @@ optireduce_comm_t *or_comm_alloc(optireduce_ctx_t *ctx, uint32_t rank, uint32_t 
 {
 	optireduce_comm_t *c = calloc(1, sizeof(*c));
 
-	if (!c)
+	if (!c || or_handle_add(c)) {
+		free(c);
 		return NULL;
+	}
 	c->magic = OR_MAGIC_COMM;
 	c->ctx = ctx;
 	c->rank = rank;
@@ -216,6 +218,7 @@ void or_comm_free(optireduce_comm_t *c)
 {
 	if (!c)
 		return;
+	or_handle_remove(c);
 	or_hier_destroy(c->hier);
 	or_bounded_destroy(c->bounded);
 	or_codec_cache_free(&c->codec_cache);
@@ -293,7 +296,7 @@ int optireduce_comm_create(optireduce_ctx_t *ctx, const struct optireduce_comm_a
 	optireduce_comm_t *c;
 	int ret;
 
-	if (!ctx || ctx->magic != OR_MAGIC_CTX)
+	if (!or_ctx_valid(ctx))
 		return -OPTIREDUCE_EBADHANDLE;
 	if (!comm || (ret = check_attr(attr)))
 		return -OPTIREDUCE_EINVAL;

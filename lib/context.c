@@ -42,8 +42,10 @@ int optireduce_init(uint32_t api_version, optireduce_ctx_t **ctx)
 	    OPTIREDUCE_VERSION_MINOR(api_version) > OPTIREDUCE_MINOR_VERSION)
 		return -OPTIREDUCE_EVERSION;
 	c = calloc(1, sizeof(*c));
-	if (!c)
+	if (!c || or_handle_add(c)) {
+		free(c);
 		return -OPTIREDUCE_ENOMEM;
+	}
 	or_log_init();
 	c->magic = OR_MAGIC_CTX;
 	or_params_init(&c->params, or_select_check_param);
@@ -54,10 +56,11 @@ int optireduce_init(uint32_t api_version, optireduce_ctx_t **ctx)
 
 int optireduce_finalize(optireduce_ctx_t *ctx)
 {
-	if (!ctx || ctx->magic != OR_MAGIC_CTX)
+	if (!or_ctx_valid(ctx))
 		return -OPTIREDUCE_EBADHANDLE;
 	if (ctx->ncomms)
 		return -OPTIREDUCE_EBUSY;
+	or_handle_remove(ctx);
 	ctx->magic = OR_MAGIC_DEAD;
 	free(ctx);
 	return 0;
@@ -67,7 +70,7 @@ int optireduce_ctx_set_param(optireduce_ctx_t *ctx, const char *name, const char
 {
 	int ret;
 
-	if (!ctx || ctx->magic != OR_MAGIC_CTX)
+	if (!or_ctx_valid(ctx))
 		return -OPTIREDUCE_EBADHANDLE;
 	ret = or_params_set(&ctx->params, name, value, OPTIREDUCE_PARAM_API, or_select_check_param);
 	if (!ret && or_params_find(name) == OR_P_LOG_LEVEL)

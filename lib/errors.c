@@ -1,7 +1,12 @@
+#include <limits.h>
+
 #include "optireduce.h"
 
 const char *optireduce_strerror(int err)
 {
+	/* INT_MIN has no positive counterpart: it names no code. */
+	if (err == INT_MIN)
+		return "Unknown error";
 	if (err < 0)
 		err = -err;
 	switch (err) {

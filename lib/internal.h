@@ -95,9 +95,27 @@ void or_comm_free(optireduce_comm_t *c);
 /* The algorithm parameter names known algorithms (or_param_check): 0 or -EINVAL. */
 int or_select_check_param(enum or_param_id id, const char *value);
 
+/*
+ * Handles given out and not yet freed (lib/handles.c): a handle is looked up before its
+ * memory is read, so a freed one is -OPTIREDUCE_EBADHANDLE, not a read after free.
+ */
+int or_handle_add(const void *h);
+void or_handle_remove(const void *h);
+int or_handle_live(const void *h);
+
 static inline int or_comm_valid(const optireduce_comm_t *c)
 {
-	return c && c->magic == OR_MAGIC_COMM;
+	return or_handle_live(c) && c->magic == OR_MAGIC_COMM;
+}
+
+static inline int or_ctx_valid(const optireduce_ctx_t *c)
+{
+	return or_handle_live(c) && c->magic == OR_MAGIC_CTX;
+}
+
+static inline int or_req_valid(const optireduce_req_t *r)
+{
+	return or_handle_live(r) && r->magic == OR_MAGIC_REQ;
 }
 
 #endif /* OR_INTERNAL_H */

@@ -52,7 +52,7 @@ static void mpi_world(int *argc, char ***argv, int min_ranks)
  * context first, as it is fixed when the bounded channel is created.  Without a datagram
  * provider the test is skipped (exit 77); any other error aborts.
  */
-static optireduce_comm_t *bounded_world(optireduce_ctx_t **ctx, const char *payload)
+static inline optireduce_comm_t *bounded_world(optireduce_ctx_t **ctx, const char *payload)
 {
 	optireduce_comm_t *comm = NULL;
 	int ret = optireduce_init(OPTIREDUCE_API_VERSION, ctx);

@@ -405,7 +405,7 @@ static void test_phase(void)
 	 * LAST is in: F = 0.25 of 4000 us of transfer is 1000 us of quiet.
 	 */
 	{
-		struct or_tmo_phase ph = {start, 0, 4, 4, 1000, 900, start + 4000};
+		struct or_tmo_phase ph = {start, 0, 4, 4, 1000, 900, start + 4000, 0, 0};
 
 		or_tmo_init(&t, &c);
 		or_tmo_decide(&t, SZ);
@@ -434,7 +434,7 @@ static void test_phase(void)
 
 	/* early_timeout = 0: only all data or the hard bound close a phase. */
 	{
-		struct or_tmo_phase ph = {start, 0, 4, 4, 1000, 900, start + 100};
+		struct or_tmo_phase ph = {start, 0, 4, 4, 1000, 900, start + 100, 0, 0};
 		struct or_tmo_config off = c;
 
 		off.early_timeout = 0;
@@ -454,7 +454,7 @@ static void test_phase(void)
 	 * is A x t_C old (A = 1.5: 1500 µs), and not before the usual quiet either.
 	 */
 	{
-		struct or_tmo_phase ph = {start, 0, 4, 3, 1000, 750, start + 100, 1};
+		struct or_tmo_phase ph = {start, 0, 4, 3, 1000, 750, start + 100, 1, 0};
 		int exact = 1;
 
 		c.absent_factor = 1.5;
@@ -518,7 +518,7 @@ static void test_phase(void)
 
 	/* F = 0: close as soon as the conditions hold. */
 	{
-		struct or_tmo_phase ph = {start, 0, 4, 4, 1000, 900, start + 100};
+		struct or_tmo_phase ph = {start, 0, 4, 4, 1000, 900, start + 100, 0, 0};
 
 		c.early_fraction = 0;
 		or_tmo_init(&t, &c);
@@ -805,7 +805,7 @@ static void test_consensus(void)
 
 	/* The early timeout scales with the consensus, not the local t_C. */
 	{
-		struct or_tmo_phase ph = {0, 0, 4, 4, 1000, 900, 100};
+		struct or_tmo_phase ph = {0, 0, 4, 4, 1000, 900, 100, 0, 0};
 
 		c.early_fraction = 0.25;
 		or_tmo_init_store(&t, &c, store, OR_TMO_PEER_STORE_LEN(1024));

@@ -210,19 +210,6 @@ void or_bounded_unlock(struct or_bounded *b)
 	pthread_mutex_unlock(&b->lock);
 }
 
-/* The first phase of op still sending, or NULL. */
-struct or_phase *or_bd_sending_phase(struct or_bounded_op *op, unsigned *step)
-{
-	for (unsigned p = 0; op && p < op->nphases; p++) {
-		struct or_phase *ph = &op->ph[p];
-		if (ph->begun && !ph->closed && ph->group < ph->norder) {
-			*step = p;
-			return ph;
-		}
-	}
-	return NULL;
-}
-
 /* Whether a phase of any running operation is sending. */
 static int any_sending(struct or_bounded *b)
 {

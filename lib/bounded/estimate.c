@@ -61,6 +61,8 @@ int or_bop_accumulate(struct or_coll *c, unsigned phase, uint32_t sender, void *
 		char *d = (char *)dst + lo * es;
 		const char *s = (const char *)in->region + lo * es;
 		if (k == 0) {
+			/* The caller estimates the block from the senders that did arrive. */
+			c->status->flags |= OPTIREDUCE_STATUS_INCOMPLETE;
 			missing++;
 			continue;
 		}

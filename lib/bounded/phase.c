@@ -421,3 +421,16 @@ int or_bop_phase_try_close(struct or_coll *c, unsigned phase)
 		return 0;
 	}
 }
+
+/* The first phase of op still sending, or NULL. */
+struct or_phase *or_bd_sending_phase(struct or_bounded_op *op, unsigned *step)
+{
+	for (unsigned p = 0; op && p < op->nphases; p++) {
+		struct or_phase *ph = &op->ph[p];
+		if (ph->begun && !ph->closed && ph->group < ph->norder) {
+			*step = p;
+			return ph;
+		}
+	}
+	return NULL;
+}

@@ -84,11 +84,15 @@ static void park(struct or_bounded *b, const uint8_t *pkt, size_t len)
 	b->stats.packets_parked++;
 }
 
-/* The packet fits its sender's region of this phase: whole packets, the short one last. */
+/*
+ * The packet fits its sender's region of this phase: whole packets, the short one last.
+ * A packet without payload (CONTROL) has no place: at offset == bytes it would mark
+ * seen[npkts], one past the end, and in an empty region count as data that never was.
+ */
 static int fits_region(const struct or_bounded *b, const struct or_bounded_op *op,
                        const struct or_inbound *in, const struct or_wire_hdr *h)
 {
-	return in && in->region && h->sender != op->c->rank &&
+	return in && in->region && h->length > 0 && h->sender != op->c->rank &&
 	       (size_t)h->offset + h->length <= in->bytes && h->offset % b->payload == 0 &&
 	       (h->length == b->payload || (size_t)h->offset + h->length == in->bytes);
 }

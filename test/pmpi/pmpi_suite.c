@@ -399,6 +399,7 @@ static void expect_pmpi(const char *what, int reason, const void *sbuf, size_t b
 
 static void user_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
+	(void)dt;
 	for (int i = 0; i < *len; i++)
 		((int *)inout)[i] += ((int *)in)[i];
 }
@@ -406,6 +407,7 @@ static void user_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
 /* For MPI_Type_contiguous(2, MPI_INT): Open MPI refuses predefined ops on derived types. */
 static void user_sum_pairs(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
+	(void)dt;
 	for (int i = 0; i < 2 * *len; i++)
 		((int *)inout)[i] += ((int *)in)[i];
 }

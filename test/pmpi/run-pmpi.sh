@@ -13,5 +13,9 @@ fi
 dir=$(cd "$(dirname "$so")" && pwd)
 so=$dir/$(basename "$so")
 libs=$(cd "${top_builddir:-.}" && pwd)/.libs
+# Built with AddressSanitizer (configure --enable-asan): its runtime must be the first
+# library loaded, before the preloaded interposer that needs it.
+asan=$(ldd "$so" 2>/dev/null | awk '/libasan/ { print $3; exit }')
+[ -n "$asan" ] && so=$asan:$so
 exec "${top_srcdir:-.}/test/run-mpi.sh" "$np" -x "LD_PRELOAD=$so" \
 	-x "LD_LIBRARY_PATH=$libs:$dir${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"

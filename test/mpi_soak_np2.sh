@@ -1,0 +1,5 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# 10,000 operations of mixed sizes and both modes on one communicator, 2 ranks: results
+# right, RSS and open descriptors flat (test/mpi_soak.c).
+exec "${top_srcdir:-.}/test/run-mpi.sh" 2 "${top_builddir:-.}/test/mpi_soak" 10000
