@@ -1,0 +1,5 @@
+#!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
+# Exact allreduce forced to the tree (two binary trees, each half the data, pipelined in
+# segments), every dtype x op x count x in-place, on 4 ranks.
+exec "${top_srcdir:-.}/test/run-mpi.sh" 4 "${top_builddir:-.}/test/mpi_allreduce" -a tree
