@@ -482,11 +482,7 @@ static int tree_start(struct or_coll *c)
 	if (c->size < 2 || c->count == 0)
 		return 0;
 	plan(c, st, st->unit);
-	if (c->bounded) {
-		st->phase = 0;
-		return bounded_start(c, st);
-	}
-	return exact_start(c, st);
+	return c->bounded ? bounded_start(c, st) : exact_start(c, st);
 }
 
 static int tree_progress(struct or_coll *c)
