@@ -160,8 +160,7 @@ static void plan_node(struct tree_node *nd, uint32_t t, uint32_t rank, uint32_t 
 	}
 }
 
-static char *inbox_of(const struct or_coll *c, const struct tree_state *st, uint32_t t,
-                      uint32_t i)
+static char *inbox_of(const struct or_coll *c, const struct tree_state *st, uint32_t t, uint32_t i)
 {
 	return st->inbox + ((size_t)t * MAX_CHILD + i) * st->max_len * c->esize;
 }
@@ -239,8 +238,8 @@ static int lane_up(struct or_coll *c, struct tree_state *st, struct tree_lane *l
 		if ((ret = slots_done(l, 0, nd->nchild)) <= 0)
 			return ret;
 		for (uint32_t i = 0; i < nd->nchild; i++) {
-			ret = or_reduce(mine, inbox_of(c, st, l->tree, i) + (off - nd->off) * es, len,
-			                c->dtype, c->op);
+			ret = or_reduce(mine, inbox_of(c, st, l->tree, i) + (off - nd->off) * es,
+			                len, c->dtype, c->op);
 			if (ret)
 				return ret;
 		}
@@ -345,8 +344,8 @@ static int bounded_declare(struct or_coll *c, struct tree_state *st)
 			ret = or_bop_recv_region(c, nd->child_level[i], nd->child[i],
 			                         inbox_of(c, st, t, i), nd->len * es);
 			if (!ret)
-				ret = or_bop_send_region(c, h + nd->depth, nd->child[i],
-				                         res, nd->len * es, contrib16(c->size));
+				ret = or_bop_send_region(c, h + nd->depth, nd->child[i], res,
+				                         nd->len * es, contrib16(c->size));
 		}
 		if (nd->parent >= 0 && !ret) {
 			ret = or_bop_send_region(c, nd->level, (uint32_t)nd->parent, mine,

@@ -52,8 +52,7 @@ static int parse_range(const char *e, size_t len, struct range *r)
 	if (!dash || !colon || strchr(colon + 1, ':'))
 		return -OPTIREDUCE_EINVAL;
 	*dash = *colon = '\0';
-	if (or_parse_size(buf, &lo) || or_parse_size(dash + 1, &hi) || lo >= hi ||
-	    lo == UINT64_MAX)
+	if (or_parse_size(buf, &lo) || or_parse_size(dash + 1, &hi) || lo >= hi || lo == UINT64_MAX)
 		return -OPTIREDUCE_EINVAL;
 	r->lo = lo;
 	r->hi = hi;
@@ -148,9 +147,9 @@ const struct or_alg *or_select_algorithm(optireduce_comm_t *comm, size_t bytes, 
 
 	a = from_tune(or_param_str(&comm->params, OR_P_ALGORITHM), bytes, bounded);
 	if (!a)
-		a = from_tune(or_param_str(&comm->params,
-		                           bounded ? OR_P_TUNE_BOUNDED : OR_P_TUNE_EXACT),
-		              bytes, bounded);
+		a = from_tune(
+		    or_param_str(&comm->params, bounded ? OR_P_TUNE_BOUNDED : OR_P_TUNE_EXACT),
+		    bytes, bounded);
 	if (a)
 		return a;
 	builtin_rule(comm, bounded, rule, sizeof(rule));

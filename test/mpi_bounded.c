@@ -307,8 +307,8 @@ static int test_loss(optireduce_comm_t *comm, size_t count, double p_inject, dou
 		 * is enough: on a tree or a ring it reaches every rank downstream of it.  So is a
 		 * block that lost all of its packets (a sender descheduled past the deadline):
 		 * independent loss of p <= 0.2 takes all of a block's 12 packets once in 10^8. */
-		disturbed = p_net == 0 && (seen > 1.25 * p + 0.001 || worst > 1.5 * p + 0.002 ||
-		                           fallbacks > 0);
+		disturbed = p_net == 0 &&
+		            (seen > 1.25 * p + 0.001 || worst > 1.5 * p + 0.002 || fallbacks > 0);
 		if (disturbed && !final) {
 			if (rank == 0)
 				printf(

@@ -61,14 +61,34 @@ static void value_is(optireduce_comm_t *comm, const char *name, const char *want
 static void test_parse(optireduce_comm_t *comm)
 {
 	static const char *good[] = {
-	    "auto", "tree", "0-64k:tree,64k-inf:ring", "0-inf:transpose", "8-9:ring",
-	    "0-1m:recursive_doubling,1m-16m:tree", "64k-inf:ring,0-64k:tree", "0-1G:RING",
+	    "auto",
+	    "tree",
+	    "0-64k:tree,64k-inf:ring",
+	    "0-inf:transpose",
+	    "8-9:ring",
+	    "0-1m:recursive_doubling,1m-16m:tree",
+	    "64k-inf:ring,0-64k:tree",
+	    "0-1G:RING",
 	};
 	static const char *bad[] = {
-	    "nosuch", "0-64k", "0-64k:", "-64k:tree", "0-:tree", "64k-0:tree", "1k-1k:tree",
-	    "0-64k:tree,", ",0-64k:tree", "0-64k:tree,,64k-inf:ring", "0-64k:nosuch",
-	    "0-64k:tree:ring", "x-64k:tree", "0-64q:tree", "0-64k: tree", "inf-inf:tree",
-	    "0-1k:tree 64k", "0-64k:tree;64k-inf:ring",
+	    "nosuch",
+	    "0-64k",
+	    "0-64k:",
+	    "-64k:tree",
+	    "0-:tree",
+	    "64k-0:tree",
+	    "1k-1k:tree",
+	    "0-64k:tree,",
+	    ",0-64k:tree",
+	    "0-64k:tree,,64k-inf:ring",
+	    "0-64k:nosuch",
+	    "0-64k:tree:ring",
+	    "x-64k:tree",
+	    "0-64q:tree",
+	    "0-64k: tree",
+	    "inf-inf:tree",
+	    "0-1k:tree 64k",
+	    "0-64k:tree;64k-inf:ring",
 	    "0-1:ring,1-2:ring,2-3:ring,3-4:ring,4-5:ring,5-6:ring,6-7:ring,7-8:ring,8-9:ring,"
 	    "9-10:ring,10-11:ring,11-12:ring,12-13:ring,13-14:ring,14-15:ring,15-16:ring,"
 	    "16-17:ring",
@@ -113,16 +133,14 @@ static void test_choice(optireduce_comm_t *comm)
 	CHECK(rd >= 0 && ring >= 0 && tree >= 0 && tar >= 0);
 	/* Built-in: recursive doubling up to small_msg_threshold (16k) bytes, ring above. */
 	CHECK(ran(comm, 16384) == rd && ran(comm, 16388) == ring);
-	CHECK(optireduce_comm_algorithm_rule(comm, OPTIREDUCE_MODE_EXACT, rule, sizeof(rule)) ==
-	      0);
+	CHECK(optireduce_comm_algorithm_rule(comm, OPTIREDUCE_MODE_EXACT, rule, sizeof(rule)) == 0);
 	CHECK(strstr(rule, "(built-in)") && !strstr(rule, "tune_exact"));
 	/* tune_exact: [lo, hi), first match; sizes outside every range take the built-in. */
-	CHECK(optireduce_comm_set_param(comm, "tune_exact", "0-64:tree,32-4k:transpose,8k-inf:ring") ==
-	      0);
+	CHECK(optireduce_comm_set_param(comm, "tune_exact",
+	                                "0-64:tree,32-4k:transpose,8k-inf:ring") == 0);
 	CHECK(ran(comm, 60) == tree && ran(comm, 64) == tar && ran(comm, 4092) == tar);
 	CHECK(ran(comm, 4096) == rd && ran(comm, 8192) == ring && ran(comm, 262144) == ring);
-	CHECK(optireduce_comm_algorithm_rule(comm, OPTIREDUCE_MODE_EXACT, rule, sizeof(rule)) ==
-	      0);
+	CHECK(optireduce_comm_algorithm_rule(comm, OPTIREDUCE_MODE_EXACT, rule, sizeof(rule)) == 0);
 	CHECK(strncmp(rule, "0-64:tree,32-4k:transpose,8k-inf:ring (tune_exact), then ", 57) == 0);
 	/* tune_bounded does not touch exact operations. */
 	CHECK(optireduce_comm_set_param(comm, "tune_bounded", "0-inf:tree") == 0);

@@ -64,9 +64,9 @@ static void print_rule(optireduce_comm_t *comm)
 
 	printf("Algorithm selection (algorithm, tune_exact, tune_bounded):\n");
 	for (int m = 0; m < 2; m++) {
-		if (!comm || optireduce_comm_algorithm_rule(comm, m ? OPTIREDUCE_MODE_BOUNDED
-		                                                    : OPTIREDUCE_MODE_EXACT,
-		                                            rule, sizeof(rule)))
+		if (!comm || optireduce_comm_algorithm_rule(
+		                 comm, m ? OPTIREDUCE_MODE_BOUNDED : OPTIREDUCE_MODE_EXACT, rule,
+		                 sizeof(rule)))
 			snprintf(rule, sizeof(rule), "?");
 		printf("  %-8s %s\n", modes[m], rule);
 	}
