@@ -259,6 +259,14 @@ int optireduce_comm_progress(optireduce_comm_t *comm, int timeout_ms);
 /* Algorithm table, for tools: id 0..n-1; returns NULL past the end. */
 const char *optireduce_algorithm_name(int id);
 const char *optireduce_algorithm_desc(int id);
+/*
+ * For tools and logs: the algorithm selection rule in force on comm for a mode, as tune
+ * strings in the order they are tried and where each comes from, e.g.
+ * "0-16385:recursive_doubling,16385-inf:ring (built-in)".  0, -OPTIREDUCE_EOVERFLOW when
+ * buf is too small.
+ */
+int optireduce_comm_algorithm_rule(const optireduce_comm_t *comm, enum optireduce_mode mode,
+                                   char *buf, size_t len);
 
 /* Parameter table, for tools: index 0..n-1; returns -OPTIREDUCE_ENOPARAM past the end. */
 struct optireduce_param_info {

@@ -33,5 +33,6 @@ const struct or_alg *or_alg_by_name(const char *name);
 extern const struct or_alg or_alg_ring;
 extern const struct or_alg or_alg_transpose;
 extern const struct or_alg or_alg_recursive_doubling;
+extern const struct or_alg or_alg_tree;
 
 #endif /* OR_ALGORITHM_H */

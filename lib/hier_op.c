@@ -242,8 +242,10 @@ int or_hier_iallreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf, si
 	if (!req)
 		return -OPTIREDUCE_EINVAL;
 	r = calloc(1, sizeof(*r) + sizeof(struct or_hier_op));
-	if (!r)
+	if (!r || or_handle_add(r)) {
+		free(r);
 		return -OPTIREDUCE_ENOMEM;
+	}
 	r->magic = OR_MAGIC_REQ;
 	r->hop = (struct or_hier_op *)(r + 1);
 	r->hop->op = op == OPTIREDUCE_AVG ? OPTIREDUCE_SUM : op;
@@ -318,6 +320,7 @@ int or_hier_wait(optireduce_req_t *req, struct optireduce_status *status)
 	ret = req->error;
 	if (status)
 		*status = req->status;
+	or_handle_remove(req);
 	req->magic = OR_MAGIC_DEAD;
 	free(req);
 	return ret;

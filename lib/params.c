@@ -186,8 +186,9 @@ void or_params_init(struct or_params *p, or_param_check check)
 			continue;
 		if (or_params_set(p, defs[i].name, e, OPTIREDUCE_PARAM_ENV, check))
 			or_log(OR_LOG_WARN, "ignoring %s=\"%s\": not a valid %s", env, e,
-			       i == OR_P_ALGORITHM ? "algorithm name or tune string"
-			                           : type_names[defs[i].type]);
+			       i == OR_P_ALGORITHM || i == OR_P_TUNE_EXACT || i == OR_P_TUNE_BOUNDED
+			           ? "algorithm name or tune string"
+			           : type_names[defs[i].type]);
 	}
 }
 

@@ -18,7 +18,14 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "MPI_Allreduce) or bounded (deadline-bounded over datagrams, lost data estimated)")      \
 	X(ALGORITHM, "algorithm", OR_PT_STRING, "auto", "", "",                                    \
 	  "Algorithm name, or a tune string of byte ranges like "                                  \
-	  "\"0-16k:recursive_doubling,16k-inf:ring\"; auto chooses by mode and size")              \
+	  "\"0-16k:recursive_doubling,16k-inf:ring\" (both modes, before tune_exact and "          \
+	  "tune_bounded); auto chooses by mode and size")                                          \
+	X(TUNE_EXACT, "tune_exact", OR_PT_STRING, "auto", "", "",                                  \
+	  "Exact mode: byte ranges and their algorithms, like \"0-64k:tree,64k-inf:ring\" "       \
+	  "([lo, hi), first match wins); sizes no range holds, and auto, take the built-in "       \
+	  "rule (optireduce_info prints the rule in force)")                                      \
+	X(TUNE_BOUNDED, "tune_bounded", OR_PT_STRING, "auto", "", "",                              \
+	  "Bounded mode: the same, naming algorithms that run bounded (ring, transpose, tree)")    \
 	X(SMALL_MSG_THRESHOLD, "small_msg_threshold", OR_PT_SIZE, "16k", "0", "1g",                \
 	  "Exact mode, algorithm auto: messages of at most this many bytes use recursive "         \
 	  "doubling, larger ones ring; 0 = always ring")                                           \

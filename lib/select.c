@@ -1,9 +1,17 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Algorithm choice: OPTIREDUCE_ALGORITHM is "auto", one algorithm name, or a
- * tune string of byte ranges in the style of UCC, "0-16k:recursive_doubling,16k-inf:ring".
- * A range whose algorithm cannot run on the chosen channel is skipped.
- * Names and ranges are checked when the parameter is set (or_select_check_param), so
- * a typo is -OPTIREDUCE_EINVAL there instead of a silent "auto" here.
+ * Algorithm choice (docs/design.md, "Selection").  In order, the first that names an
+ * algorithm for the operation's size and channel wins:
+ *   1. the algorithm parameter (OPTIREDUCE_ALGORITHM), unless "auto": one name, or a
+ *      tune string for both modes;
+ *   2. tune_exact or tune_bounded, whichever is the operation's mode, unless "auto";
+ *   3. the built-in rule of the mode (builtin_rule).
+ * A tune string is byte ranges in the style of UCC, "0-64k:tree,64k-inf:ring": half-open
+ * [lo, hi), the first range that holds the size wins, and a size no range holds goes on
+ * to the next step.  A range of the algorithm parameter whose algorithm cannot run on the
+ * operation's channel is skipped; tune_bounded may name only algorithms that run bounded.
+ * Every string is checked when the parameter is set (or_select_check_param), so a typo is
+ * -OPTIREDUCE_EINVAL there and changes nothing, instead of a silent "auto" here.
  */
 #include <stdio.h>
 #include <string.h>
@@ -12,105 +20,166 @@
 #include "algorithm.h"
 #include "internal.h"
 
+#define MAX_RANGES 16
+
+struct range {
+	uint64_t lo, hi; /* [lo, hi); hi UINT64_MAX: no end */
+	const struct or_alg *alg;
+};
+
 static int usable(const struct or_alg *a, int bounded)
 {
 	return a && (a->channels & (bounded ? OR_CHAN_BOUNDED : OR_CHAN_EXACT));
 }
 
-/*
- * Exact: up to small_msg_threshold the log2(N) latencies of recursive doubling beat the
- * 2(N-1) of the ring; above it the ring's N-fold smaller messages win.  The default, 16k,
- * is tcp;ofi_rxm's eager limit: a larger message costs a rendezvous round trip, which
- * recursive doubling pays on the whole buffer at every step (measured 4 ranks, one host:
- * 16 KiB 130-190 us vs ring 250-290; 32 KiB 520-1070 vs 285-370).
- */
-static const struct or_alg *auto_choice(const optireduce_comm_t *comm, size_t bytes, int bounded)
+static int is_auto(const char *s)
 {
-	static const char *small_pref[] = {"recursive_doubling", "ring"};
-	static const char *exact_pref[] = {"ring"};
-	static const char *bounded_pref[] = {"transpose", "ring"};
-	size_t small = (size_t)or_param_int(&comm->params, OR_P_SMALL_MSG_THRESHOLD);
-	int is_small = small && bytes <= small;
-	const char **pref = bounded ? bounded_pref : is_small ? small_pref : exact_pref;
-	size_t n = bounded || is_small ? 2 : 1;
-
-	for (size_t i = 0; i < n; i++) {
-		const struct or_alg *a = or_alg_by_name(pref[i]);
-		if (usable(a, bounded))
-			return a;
-	}
-	return or_alg_table[0];
+	return !*s || strcasecmp(s, "auto") == 0;
 }
 
-/* Parses one "lo-hi:name" entry: 0 and its fields, or -OPTIREDUCE_EINVAL. */
-static int parse_range(const char *entry, uint64_t *lo, uint64_t *hi, const struct or_alg **a)
+/* One "lo-hi:name" entry of len bytes: 0, or -OPTIREDUCE_EINVAL. */
+static int parse_range(const char *e, size_t len, struct range *r)
 {
-	char lo_s[32], hi_s[32], name[64], extra;
-
-	if (sscanf(entry, "%31[^-]-%31[^:]:%63[^,]%c", lo_s, hi_s, name, &extra) != 3)
-		return -OPTIREDUCE_EINVAL;
-	if (or_parse_size(lo_s, lo) || or_parse_size(hi_s, hi) || *lo >= *hi)
-		return -OPTIREDUCE_EINVAL;
-	*a = or_alg_by_name(name);
-	return *a ? 0 : -OPTIREDUCE_EINVAL;
-}
-
-/* Returns the algorithm if bytes is in [lo, hi). */
-static const struct or_alg *match_range(const char *entry, size_t bytes)
-{
+	char buf[OR_PARAM_STRLEN], *dash, *colon;
 	uint64_t lo, hi;
-	const struct or_alg *a;
 
-	if (parse_range(entry, &lo, &hi, &a))
-		return NULL;
-	if (bytes < lo || (hi != UINT64_MAX && bytes >= hi))
-		return NULL;
-	return a;
+	if (len == 0 || len >= sizeof(buf))
+		return -OPTIREDUCE_EINVAL;
+	memcpy(buf, e, len);
+	buf[len] = '\0';
+	dash = strchr(buf, '-');
+	colon = dash ? strchr(dash, ':') : NULL;
+	if (!dash || !colon || strchr(colon + 1, ':'))
+		return -OPTIREDUCE_EINVAL;
+	*dash = *colon = '\0';
+	if (or_parse_size(buf, &lo) || or_parse_size(dash + 1, &hi) || lo >= hi || lo == UINT64_MAX)
+		return -OPTIREDUCE_EINVAL;
+	r->lo = lo;
+	r->hi = hi;
+	r->alg = or_alg_by_name(colon + 1);
+	return r->alg ? 0 : -OPTIREDUCE_EINVAL;
 }
 
-static int tune_valid(const char *tune)
+/*
+ * A tune string into at most MAX_RANGES ranges: *n of them, 0 for "auto".  One algorithm
+ * name alone is the range 0-inf.  Empty entries, stray text, unknown names and empty
+ * ranges are -OPTIREDUCE_EINVAL.
+ */
+static int parse_tune(const char *tune, struct range *r, int *n)
 {
-	char buf[OR_PARAM_STRLEN];
-	int n = 0;
+	const char *e = tune;
 
-	if (!*tune || strcasecmp(tune, "auto") == 0)
+	*n = 0;
+	if (is_auto(tune))
 		return 0;
-	if (!strchr(tune, ':'))
-		return or_alg_by_name(tune) ? 0 : -OPTIREDUCE_EINVAL;
-	if (strlen(tune) >= sizeof(buf))
-		return -OPTIREDUCE_EINVAL;
-	snprintf(buf, sizeof(buf), "%s", tune);
-	for (char *save, *e = strtok_r(buf, ",", &save); e; e = strtok_r(NULL, ",", &save), n++) {
-		uint64_t lo, hi;
-		const struct or_alg *a;
-		if (parse_range(e, &lo, &hi, &a))
-			return -OPTIREDUCE_EINVAL;
+	if (!strchr(tune, ':')) {
+		r[0] = (struct range){0, UINT64_MAX, or_alg_by_name(tune)};
+		*n = r[0].alg ? 1 : 0;
+		return r[0].alg ? 0 : -OPTIREDUCE_EINVAL;
 	}
-	return n ? 0 : -OPTIREDUCE_EINVAL;
+	for (;;) {
+		const char *comma = strchr(e, ',');
+		size_t len = comma ? (size_t)(comma - e) : strlen(e);
+		if (*n == MAX_RANGES || parse_range(e, len, &r[*n]))
+			return -OPTIREDUCE_EINVAL;
+		(*n)++;
+		if (!comma)
+			return 0;
+		e = comma + 1;
+	}
+}
+
+/* The algorithm the tune string names for bytes on this channel, or NULL. */
+static const struct or_alg *from_tune(const char *tune, size_t bytes, int bounded)
+{
+	struct range r[MAX_RANGES];
+	int n;
+
+	if (parse_tune(tune, r, &n))
+		return NULL;
+	for (int i = 0; i < n; i++)
+		if (bytes >= r[i].lo && (r[i].hi == UINT64_MAX || bytes < r[i].hi) &&
+		    usable(r[i].alg, bounded))
+			return r[i].alg;
+	return NULL;
+}
+
+/*
+ * The built-in rule, measured on four emulated hosts (bench/PERFORMANCE.md, "Choosing the
+ * algorithm"; docs/design.md, "Selection").  Exact: recursive doubling up to
+ * small_msg_threshold bytes (its log2 N latencies beat the ring's 2(N-1) while a message
+ * is eager in tcp;ofi_rxm), the ring above.  Bounded: Transpose everywhere.  Written as
+ * a tune string, so that it is printed and parsed like a user's.
+ */
+static void builtin_rule(const optireduce_comm_t *comm, int bounded, char *buf, size_t len)
+{
+	uint64_t small = (uint64_t)or_param_int(&comm->params, OR_P_SMALL_MSG_THRESHOLD);
+
+	if (bounded)
+		snprintf(buf, len, "0-inf:transpose");
+	else if (small == 0)
+		snprintf(buf, len, "0-inf:ring");
+	else /* "at most small" bytes: the half-open range ends one byte later */
+		snprintf(buf, len, "0-%llu:recursive_doubling,%llu-inf:ring",
+		         (unsigned long long)small + 1, (unsigned long long)small + 1);
 }
 
 int or_select_check_param(enum or_param_id id, const char *value)
 {
-	return id == OR_P_ALGORITHM ? tune_valid(value) : 0;
+	struct range r[MAX_RANGES];
+	int n;
+
+	if (id != OR_P_ALGORITHM && id != OR_P_TUNE_EXACT && id != OR_P_TUNE_BOUNDED)
+		return 0;
+	if (parse_tune(value, r, &n))
+		return -OPTIREDUCE_EINVAL;
+	for (int i = 0; i < n; i++)
+		if ((id == OR_P_TUNE_EXACT && !usable(r[i].alg, 0)) ||
+		    (id == OR_P_TUNE_BOUNDED && !usable(r[i].alg, 1)))
+			return -OPTIREDUCE_EINVAL;
+	return 0;
 }
 
 const struct or_alg *or_select_algorithm(optireduce_comm_t *comm, size_t bytes, int bounded)
 {
-	const char *tune = or_param_str(&comm->params, OR_P_ALGORITHM);
-	char buf[OR_PARAM_STRLEN];
+	char rule[OR_PARAM_STRLEN];
 	const struct or_alg *a;
 
-	if (!*tune || strcasecmp(tune, "auto") == 0)
-		return auto_choice(comm, bytes, bounded);
-	if (!strchr(tune, ':')) {
-		a = or_alg_by_name(tune);
-		return usable(a, bounded) ? a : auto_choice(comm, bytes, bounded);
-	}
-	snprintf(buf, sizeof(buf), "%s", tune);
-	for (char *save, *e = strtok_r(buf, ",", &save); e; e = strtok_r(NULL, ",", &save)) {
-		a = match_range(e, bytes);
-		if (usable(a, bounded))
-			return a;
-	}
-	return auto_choice(comm, bytes, bounded);
+	a = from_tune(or_param_str(&comm->params, OR_P_ALGORITHM), bytes, bounded);
+	if (!a)
+		a = from_tune(
+		    or_param_str(&comm->params, bounded ? OR_P_TUNE_BOUNDED : OR_P_TUNE_EXACT),
+		    bytes, bounded);
+	if (a)
+		return a;
+	builtin_rule(comm, bounded, rule, sizeof(rule));
+	a = from_tune(rule, bytes, bounded);
+	return a ? a : or_alg_table[0];
+}
+
+int optireduce_comm_algorithm_rule(const optireduce_comm_t *comm, enum optireduce_mode mode,
+                                   char *buf, size_t len)
+{
+	const char *alg, *tune;
+	char rule[OR_PARAM_STRLEN];
+	int bounded = mode == OPTIREDUCE_MODE_BOUNDED, n;
+
+	if (!or_comm_valid(comm))
+		return -OPTIREDUCE_EBADHANDLE;
+	if (!buf || len == 0 || (mode != OPTIREDUCE_MODE_EXACT && !bounded))
+		return -OPTIREDUCE_EINVAL;
+	alg = or_param_str(&comm->params, OR_P_ALGORITHM);
+	tune = or_param_str(&comm->params, bounded ? OR_P_TUNE_BOUNDED : OR_P_TUNE_EXACT);
+	builtin_rule(comm, bounded, rule, sizeof(rule));
+	if (!is_auto(alg) && !is_auto(tune))
+		n = snprintf(buf, len, "%s (algorithm), then %s (%s), then %s (built-in)", alg,
+		             tune, bounded ? "tune_bounded" : "tune_exact", rule);
+	else if (!is_auto(alg))
+		n = snprintf(buf, len, "%s (algorithm), then %s (built-in)", alg, rule);
+	else if (!is_auto(tune))
+		n = snprintf(buf, len, "%s (%s), then %s (built-in)", tune,
+		             bounded ? "tune_bounded" : "tune_exact", rule);
+	else
+		n = snprintf(buf, len, "%s (built-in)", rule);
+	return n < 0 || (size_t)n >= len ? -OPTIREDUCE_EOVERFLOW : 0;
 }

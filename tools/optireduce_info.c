@@ -67,19 +67,39 @@ static void print_host(void)
 		       "communicator found is logged at log_level 2)\n");
 }
 
-static void print_params(optireduce_ctx_t *ctx)
+/* A one-rank communicator shows values exactly as a real one would resolve them. */
+static optireduce_comm_t *self_comm(optireduce_ctx_t *ctx)
 {
-	static const char *src[] = {"default", "environment", "api"};
 	struct optireduce_comm_attr attr = {
 	    .oob = {.allgather = self_allgather, .rank = 0, .size = 1},
 	    .mode = OPTIREDUCE_MODE_EXACT,
 	};
 	optireduce_comm_t *comm = NULL;
+
+	return optireduce_comm_create(ctx, &attr, &comm) ? NULL : comm;
+}
+
+/* The selection rule in force for each mode, as this environment sets it. */
+static void print_rule(optireduce_comm_t *comm)
+{
+	static const char *modes[] = {"exact", "bounded"};
+	char rule[1024];
+
+	printf("Algorithm selection (algorithm, tune_exact, tune_bounded):\n");
+	for (int m = 0; m < 2; m++) {
+		if (!comm || optireduce_comm_algorithm_rule(
+		                 comm, m ? OPTIREDUCE_MODE_BOUNDED : OPTIREDUCE_MODE_EXACT, rule,
+		                 sizeof(rule)))
+			snprintf(rule, sizeof(rule), "?");
+		printf("  %-8s %s\n", modes[m], rule);
+	}
+}
+
+static void print_params(optireduce_comm_t *comm)
+{
+	static const char *src[] = {"default", "environment", "api"};
 	struct optireduce_param_info pi;
 
-	/* A one-rank communicator shows values exactly as a real one would resolve them. */
-	if (optireduce_comm_create(ctx, &attr, &comm))
-		comm = NULL;
 	printf("Parameters (environment OPTIREDUCE_<NAME>):\n");
 	for (int i = 0; optireduce_param_info(i, &pi) == 0; i++) {
 		char val[256] = "?";
@@ -89,13 +109,12 @@ static void print_params(optireduce_ctx_t *ctx)
 		printf("  %-19s %-7s = %-12s [%s] (default %s)\n      %s\n", pi.name, pi.type,
 		       *val ? val : "\"\"", src[s], *pi.defval ? pi.defval : "\"\"", pi.desc);
 	}
-	if (comm)
-		optireduce_comm_destroy(comm);
 }
 
 int main(int argc, char **argv)
 {
 	optireduce_ctx_t *ctx;
+	optireduce_comm_t *comm = NULL;
 	int opt, all = 1, p = 0, a = 0, P = 0, t = 0, ret;
 
 	while ((opt = getopt(argc, argv, "paPth")) != -1) {
@@ -152,8 +171,14 @@ int main(int argc, char **argv)
 			printf("  %d %-*s %s\n", i, w, optireduce_algorithm_name(i),
 			       optireduce_algorithm_desc(i));
 	}
+	if (all || a || p)
+		comm = self_comm(ctx);
+	if (all || a)
+		print_rule(comm);
 	if (all || p)
-		print_params(ctx);
+		print_params(comm);
+	if (comm)
+		optireduce_comm_destroy(comm);
 	optireduce_finalize(ctx);
 	return 0;
 }
