@@ -152,6 +152,10 @@ struct optireduce_status {
 	/* Operations of the communicator running on this rank when this one started, itself
 	 * included: 1 when it ran alone (at most the max_inflight parameter). */
 	uint32_t ops_in_flight;
+	/* Bounded mode; appended so the fields above keep their offsets. */
+	uint64_t packets_send_failed; /* the host refused or could not send: lost, not in
+	                                 packets_sent */
+	uint64_t packets_recv_failed; /* receive completions with an error status: reposted */
 };
 
 typedef struct optireduce_ctx optireduce_ctx_t;

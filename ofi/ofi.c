@@ -37,6 +37,7 @@ struct or_ofi {
 	uint32_t naddrs;
 	int can_wait; /* the CQ has a wait object: fi_cq_sread blocks in the kernel */
 	int kind;
+	int send_err; /* libfabric's code of the last failed or_ofi_send, for the log */
 	char prov_name[64];
 };
 
@@ -352,11 +353,21 @@ int or_ofi_trecv(struct or_ofi *o, uint32_t peer, uint64_t tag, void *buf, size_
 
 int or_ofi_send(struct or_ofi *o, uint32_t peer, const void *buf, size_t len, struct or_ofi_xfer *x)
 {
+	ssize_t ret;
+
 	if (peer >= o->naddrs)
 		return -OPTIREDUCE_EINVAL;
 	x->done = 0;
 	x->error = 0;
-	return fi_to_or((int)fi_send(o->ep, buf, len, NULL, o->addrs[peer], x));
+	ret = fi_send(o->ep, buf, len, NULL, o->addrs[peer], x);
+	if (ret < 0)
+		o->send_err = (int)-ret;
+	return fi_to_or((int)ret);
+}
+
+const char *or_ofi_send_error(const struct or_ofi *o)
+{
+	return o->send_err ? fi_strerror(o->send_err) : "no error";
 }
 
 int or_ofi_recv(struct or_ofi *o, void *buf, size_t len, struct or_ofi_xfer *x)

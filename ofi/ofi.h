@@ -66,6 +66,8 @@ int or_ofi_trecv(struct or_ofi *o, uint32_t peer, uint64_t tag, void *buf, size_
 int or_ofi_send(struct or_ofi *o, uint32_t peer, const void *buf, size_t len,
                 struct or_ofi_xfer *x);
 int or_ofi_recv(struct or_ofi *o, void *buf, size_t len, struct or_ofi_xfer *x);
+/* The system's words for why the last or_ofi_send failed (e.g. "Operation not permitted"). */
+const char *or_ofi_send_error(const struct or_ofi *o);
 
 /* Reap up to max completions; returns how many, or a negative code. */
 int or_ofi_poll(struct or_ofi *o, int max);

@@ -245,8 +245,10 @@ int or_bd_drain_ready(struct or_bounded *b)
 			struct or_rxbuf *r = batch[i];
 			if (!r->x.error)
 				handle_packet(b, r->buf, r->x.len);
-			else if (r->x.error != -OPTIREDUCE_ECANCELED)
+			else if (r->x.error == -OPTIREDUCE_EMSGSIZE) /* larger than any of ours */
 				b->stats.packets_invalid++;
+			else if (r->x.error != -OPTIREDUCE_ECANCELED)
+				b->stats.packets_recv_failed++;
 		}
 		pthread_mutex_lock(&b->ofi_lock);
 		for (size_t i = 0; i < n; i++)
