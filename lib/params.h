@@ -38,6 +38,10 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "Operations of one communicator that progress at once, in either mode; later ones "      \
 	  "start, in order, as earlier ones finish (in any order).  1 = one at a time: each "      \
 	  "waits for the previous one's last phase")                                               \
+	X(CHECK_SOURCE, "check_source", OR_PT_BOOL, "1", "", "",                                   \
+	  "Bounded mode: drop datagrams from an address that is not a member of the "              \
+	  "communicator, whatever their header says (counted in packets_stranger), where the "     \
+	  "provider reports sources (FI_SOURCE; udp does); 0 = judge them by the header alone")    \
 	X(SPIN_US, "spin_us", OR_PT_INT, "100", "0", "1000000",                                    \
 	  "Busy-poll this long, yielding the CPU on each idle pass, before sleeping in the "       \
 	  "kernel while waiting")                                                                  \

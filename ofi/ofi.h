@@ -32,7 +32,13 @@ struct or_ofi_xfer {
 	size_t len;   /* bytes received */
 	or_ofi_cb cb; /* optional, called from or_ofi_poll after done is set */
 	void *cb_arg;
+	uint32_t src; /* a receive's sender: its index in the address vector, or OR_OFI_SRC_* */
 };
+
+/* The provider does not report sources (no FI_SOURCE), or the completion is not a receive. */
+#define OR_OFI_SRC_UNKNOWN UINT32_MAX
+/* The datagram came from an address that is not in the address vector. */
+#define OR_OFI_SRC_STRANGER (UINT32_MAX - 1)
 
 /*
  * provider: NULL or "" for automatic choice, else a libfabric provider name

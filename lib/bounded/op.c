@@ -95,6 +95,7 @@ static void finish_stats(struct or_bounded *b, struct or_coll *c)
 	st->packets_stale = b->stats.packets_stale;
 	st->packets_parked = b->stats.packets_parked;
 	st->packets_recv_failed = b->stats.packets_recv_failed;
+	st->packets_stranger = b->stats.packets_stranger;
 	pthread_mutex_lock(&b->ofi_lock);
 	st->packets_send_failed = c->bop->packets_send_failed + b->tx_failed;
 	b->sendfail.total += b->tx_failed;
