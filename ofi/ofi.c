@@ -35,8 +35,8 @@ struct or_ofi {
 	struct fid_ep *ep;
 	fi_addr_t *addrs;
 	uint32_t naddrs;
-	int can_wait; /* the CQ has a wait object: fi_cq_sread blocks in the kernel */
-	int has_source; /* DGRAM with FI_SOURCE: receives say who sent them */
+	int can_wait;    /* the CQ has a wait object: fi_cq_sread blocks in the kernel */
+	int has_source;  /* DGRAM with FI_SOURCE: receives say who sent them */
 	int av_identity; /* addrs[i] == i: a source fi_addr is the peer's index */
 	int kind;
 	int send_err; /* libfabric's code of the last failed or_ofi_send, for the log */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * lib/sendfail.c on synthetic sends: which errors are losses, that each loss is counted and
+ * lib/bounded/sendfail.c on synthetic sends: which errors are losses, that each loss is counted and
  * the operation goes on, that a peer is reported (-OPTIREDUCE_EPEER) only after every send to
  * it failed for longer than the timeout, that one send that goes resets that, that peers are
  * judged apart, and that 1 % of sends refused at random never reports a peer.
