@@ -161,6 +161,12 @@ struct optireduce_status {
 	uint64_t repair_requested;
 	uint64_t repair_resent;
 	uint64_t repair_recovered;
+	/* Bounded mode; appended so the fields above keep their offsets. */
+	uint64_t packets_send_failed; /* the host refused or could not send: lost, not in
+	                                 packets_sent */
+	uint64_t packets_recv_failed; /* receive completions with an error status: reposted */
+	uint64_t packets_stranger;    /* from outside the communicator, or for another one:
+	                                 dropped */
 };
 
 typedef struct optireduce_ctx optireduce_ctx_t;

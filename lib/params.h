@@ -47,11 +47,17 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "Pipeline segment of the exact channel, bytes (capped by the provider's "                \
 	  "max_msg_size)")                                                                         \
 	X(PEER_TIMEOUT_MS, "peer_timeout_ms", OR_PT_INT, "60000", "1", "86400000",                 \
-	  "Exact mode: fail with ETIMEDOUT when no peer makes progress for this long")             \
+	  "Exact mode: fail with ETIMEDOUT when no peer makes progress for this long. Bounded "     \
+	  "mode: fail with EPEER when every datagram to a peer failed to be sent for this long "   \
+	  "(until then a send the host refuses is a loss, counted in packets_send_failed)")        \
 	X(MAX_INFLIGHT, "max_inflight", OR_PT_INT, "4", "1", "32",                                 \
 	  "Operations of one communicator that progress at once, in either mode; later ones "      \
 	  "start, in order, as earlier ones finish (in any order).  1 = one at a time: each "      \
 	  "waits for the previous one's last phase")                                               \
+	X(CHECK_SOURCE, "check_source", OR_PT_BOOL, "1", "", "",                                   \
+	  "Bounded mode: drop datagrams from an address that is not a member of the "              \
+	  "communicator, whatever their header says (counted in packets_stranger), where the "     \
+	  "provider reports sources (FI_SOURCE; udp does); 0 = judge them by the header alone")    \
 	X(SPIN_US, "spin_us", OR_PT_INT, "100", "0", "1000000",                                    \
 	  "Busy-poll this long, yielding the CPU on each idle pass, before sleeping in the "       \
 	  "kernel while waiting")                                                                  \

@@ -23,6 +23,8 @@ struct or_fi_api or_fi;
 
 struct cache_entry {
 	int ep_type;
+	uint64_t caps; /* the hints' caps: a list found without FI_SOURCE must not serve a
+	                  request for it */
 	char prov[64];
 	struct fi_info *list;
 };
@@ -55,8 +57,9 @@ static int load_locked(void)
 	*(void **)&or_fi.dupinfo = dlsym(handle, "fi_dupinfo");
 	*(void **)&or_fi.fabric = dlsym(handle, "fi_fabric");
 	*(void **)&or_fi.version = dlsym(handle, "fi_version");
+	*(void **)&or_fi.strerror = dlsym(handle, "fi_strerror");
 	if (!or_fi.getinfo || !or_fi.freeinfo || !or_fi.dupinfo || !or_fi.fabric ||
-	    !or_fi.version) {
+	    !or_fi.version || !or_fi.strerror) {
 		dlclose(handle);
 		handle = NULL;
 		return -OPTIREDUCE_ENOPROVIDER;
@@ -80,7 +83,8 @@ static struct cache_entry *lookup(const struct fi_info *hints)
 	const char *p = hints->fabric_attr->prov_name ? hints->fabric_attr->prov_name : "";
 
 	for (int i = 0; i < ncache; i++)
-		if (cache[i].ep_type == (int)hints->ep_attr->type && strcmp(cache[i].prov, p) == 0)
+		if (cache[i].ep_type == (int)hints->ep_attr->type && cache[i].caps == hints->caps &&
+		    strcmp(cache[i].prov, p) == 0)
 			return &cache[i];
 	return NULL;
 }
@@ -101,6 +105,7 @@ static void remember(const struct fi_info *hints, const struct fi_info *list)
 		tail = &(*tail)->next;
 	}
 	cache[ncache].ep_type = (int)hints->ep_attr->type;
+	cache[ncache].caps = hints->caps;
 	strcpy(cache[ncache].prov, p);
 	cache[ncache].list = copy;
 	ncache++;

@@ -18,6 +18,7 @@ struct or_fi_api {
 	struct fi_info *(*dupinfo)(const struct fi_info *);
 	int (*fabric)(struct fi_fabric_attr *, struct fid_fabric **, void *);
 	uint32_t (*version)(void);
+	const char *(*strerror)(int);
 };
 
 /* Valid after or_fi_load() returned 0. */
@@ -38,5 +39,6 @@ int or_fi_getinfo_cached(uint32_t version, const struct fi_info *hints, struct f
 #define fi_dupinfo  or_fi.dupinfo
 #define fi_fabric   or_fi.fabric
 #define fi_version  or_fi.version
+#define fi_strerror or_fi.strerror
 
 #endif /* OR_OFI_LOAD_H */

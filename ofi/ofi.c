@@ -36,8 +36,11 @@ struct or_ofi {
 	struct fid_ep *ep;
 	fi_addr_t *addrs;
 	uint32_t naddrs;
-	int can_wait; /* the CQ has a wait object: fi_cq_sread blocks in the kernel */
+	int can_wait;    /* the CQ has a wait object: fi_cq_sread blocks in the kernel */
+	int has_source;  /* DGRAM with FI_SOURCE: receives say who sent them */
+	int av_identity; /* addrs[i] == i: a source fi_addr is the peer's index */
 	int kind;
+	int send_err; /* libfabric's code of the last failed or_ofi_send, for the log */
 	char prov_name[64];
 };
 
@@ -72,7 +75,7 @@ static int fi_to_or(int ret)
 	}
 }
 
-static struct fi_info *make_hints(enum or_ofi_kind kind, const char *prov)
+static struct fi_info *make_hints(enum or_ofi_kind kind, const char *prov, int source)
 {
 	struct fi_info *h = fi_dupinfo(NULL); /* fi_allocinfo, through the opened library */
 	if (!h)
@@ -82,7 +85,7 @@ static struct fi_info *make_hints(enum or_ofi_kind kind, const char *prov)
 		h->caps = FI_TAGGED | FI_MSG | FI_DIRECTED_RECV;
 	} else {
 		h->ep_attr->type = FI_EP_DGRAM;
-		h->caps = FI_MSG;
+		h->caps = FI_MSG | (source ? FI_SOURCE : 0);
 	}
 	h->mode = FI_CONTEXT | FI_CONTEXT2;
 	h->domain_attr->threading = FI_THREAD_DOMAIN;
@@ -134,6 +137,32 @@ static int rank_provider(const struct fi_info *fi, enum or_ofi_kind kind, int sa
 }
 
 #define OR_MAX_TRIES 16
+
+/*
+ * The providers for kind.  Datagram endpoints are asked for FI_SOURCE, so that a datagram from
+ * an address outside the communicator can be told apart; a provider without it still serves
+ * (*source = 0), and the header checks are then all there is.
+ */
+static int get_list(enum or_ofi_kind kind, const char *prov, struct fi_info **list, int *source)
+{
+	int ret = -FI_ENODATA;
+
+	/* No libfabric to open reads as no provider. */
+	if (or_fi_load())
+		return ret;
+	for (*source = kind == OR_OFI_DGRAM; *source >= 0; --*source) {
+		struct fi_info *hints = make_hints(kind, prov, *source);
+		if (!hints)
+			return -FI_ENOMEM;
+		ret = or_fi_getinfo_cached(OR_FI_VERSION, hints, list);
+		fi_freeinfo(hints);
+		if (ret != -FI_ENODATA)
+			break;
+	}
+	if (*source < 0)
+		*source = 0;
+	return ret;
+}
 
 static int tried(struct fi_info *fi, struct fi_info *const *failed, int nfailed)
 {
@@ -226,19 +255,13 @@ static void close_fids(struct or_ofi *o)
 
 int or_ofi_open(enum or_ofi_kind kind, const char *provider, int same_host, struct or_ofi **out)
 {
-	struct fi_info *hints, *list = NULL, *fi, *failed[OR_MAX_TRIES];
+	struct fi_info *list = NULL, *fi, *failed[OR_MAX_TRIES];
 	struct or_ofi *o;
-	int ret, nfailed = 0;
+	int ret, nfailed = 0, source;
 
 	if (!out || (kind != OR_OFI_RDM && kind != OR_OFI_DGRAM))
 		return -OPTIREDUCE_EINVAL;
-	if ((ret = or_fi_load()) != 0)
-		return ret;
-	hints = make_hints(kind, provider);
-	if (!hints)
-		return -OPTIREDUCE_ENOMEM;
-	ret = or_fi_getinfo_cached(OR_FI_VERSION, hints, &list);
-	fi_freeinfo(hints);
+	ret = get_list(kind, provider, &list, &source);
 	if (ret)
 		return ret == -FI_ENODATA ? -OPTIREDUCE_ENOPROVIDER : fi_to_or(ret);
 	o = calloc(1, sizeof(*o));
@@ -267,6 +290,7 @@ int or_ofi_open(enum or_ofi_kind kind, const char *provider, int same_host, stru
 		return ret == -FI_ENODATA ? -OPTIREDUCE_ENOPROVIDER : fi_to_or(ret);
 	}
 	o->kind = kind;
+	o->has_source = source;
 	snprintf(o->prov_name, sizeof(o->prov_name), "%s", o->info->fabric_attr->prov_name);
 	*out = o;
 	return 0;
@@ -312,7 +336,22 @@ int or_ofi_av_insert(struct or_ofi *o, const void *names, size_t stride, uint32_
 			return ret < 0 ? fi_to_or(ret) : -OPTIREDUCE_EFABRIC;
 	}
 	o->naddrs = n;
+	o->av_identity = 1;
+	for (uint32_t i = 0; i < n; i++)
+		o->av_identity &= o->addrs[i] == i;
 	return 0;
+}
+
+static uint32_t src_index(const struct or_ofi *o, fi_addr_t a)
+{
+	if (a == FI_ADDR_NOTAVAIL)
+		return OR_OFI_SRC_STRANGER;
+	if (o->av_identity)
+		return a < o->naddrs ? (uint32_t)a : OR_OFI_SRC_STRANGER;
+	for (uint32_t i = 0; i < o->naddrs; i++)
+		if (o->addrs[i] == a)
+			return i;
+	return OR_OFI_SRC_STRANGER;
 }
 
 static void mark_done(struct or_ofi_xfer *x, int error, size_t len)
@@ -355,11 +394,21 @@ int or_ofi_trecv(struct or_ofi *o, uint32_t peer, uint64_t tag, void *buf, size_
 
 int or_ofi_send(struct or_ofi *o, uint32_t peer, const void *buf, size_t len, struct or_ofi_xfer *x)
 {
+	ssize_t ret;
+
 	if (peer >= o->naddrs)
 		return -OPTIREDUCE_EINVAL;
 	x->done = 0;
 	x->error = 0;
-	return fi_to_or((int)fi_send(o->ep, buf, len, NULL, o->addrs[peer], x));
+	ret = fi_send(o->ep, buf, len, NULL, o->addrs[peer], x);
+	if (ret < 0)
+		o->send_err = (int)-ret;
+	return fi_to_or((int)ret);
+}
+
+const char *or_ofi_send_error(const struct or_ofi *o)
+{
+	return o->send_err ? fi_strerror(o->send_err) : "no error";
 }
 
 int or_ofi_recv(struct or_ofi *o, void *buf, size_t len, struct or_ofi_xfer *x)
@@ -379,6 +428,7 @@ static int read_error(struct or_ofi *o)
 	if (err.op_context) {
 		int code =
 		    err.err == FI_ECANCELED ? -OPTIREDUCE_ECANCELED : fi_to_or(-(int)err.err);
+		((struct or_ofi_xfer *)err.op_context)->src = OR_OFI_SRC_UNKNOWN;
 		if (code == -OPTIREDUCE_EFABRIC && err.err == FI_ETRUNC)
 			code = -OPTIREDUCE_EMSGSIZE;
 		mark_done(err.op_context, code, err.len);
@@ -386,23 +436,30 @@ static int read_error(struct or_ofi *o)
 	return 1;
 }
 
-static int consume(struct fi_cq_msg_entry *e, ssize_t n)
+/* src: the sources fi_cq_readfrom gave, or NULL. */
+static int consume(struct or_ofi *o, struct fi_cq_msg_entry *e, const fi_addr_t *src, ssize_t n)
 {
-	for (ssize_t i = 0; i < n; i++)
-		if (e[i].op_context)
-			mark_done(e[i].op_context, 0, e[i].len);
+	for (ssize_t i = 0; i < n; i++) {
+		struct or_ofi_xfer *x = e[i].op_context;
+		if (!x)
+			continue;
+		x->src = src && (e[i].flags & FI_RECV) ? src_index(o, src[i]) : OR_OFI_SRC_UNKNOWN;
+		mark_done(x, 0, e[i].len);
+	}
 	return (int)n;
 }
 
 int or_ofi_poll(struct or_ofi *o, int max)
 {
 	struct fi_cq_msg_entry e[OR_CQ_BATCH];
+	fi_addr_t src[OR_CQ_BATCH];
 	int total = 0;
 
 	while (total < max) {
 		size_t want =
 		    (size_t)(max - total) < OR_CQ_BATCH ? (size_t)(max - total) : OR_CQ_BATCH;
-		ssize_t n = fi_cq_read(o->cq, e, want);
+		ssize_t n = o->has_source ? fi_cq_readfrom(o->cq, e, want, src)
+		                          : fi_cq_read(o->cq, e, want);
 		if (n == -FI_EAGAIN)
 			break;
 		if (n == -FI_EAVAIL) {
@@ -416,7 +473,7 @@ int or_ofi_poll(struct or_ofi *o, int max)
 			return fi_to_or((int)n);
 		/* No early exit on a short batch: udp reads one datagram per fi_cq_read, so only
 		 * -FI_EAGAIN says the socket is empty. */
-		total += consume(e, n);
+		total += consume(o, e, o->has_source ? src : NULL, n);
 	}
 	return total;
 }
@@ -424,6 +481,7 @@ int or_ofi_poll(struct or_ofi *o, int max)
 int or_ofi_wait(struct or_ofi *o, int timeout_ms)
 {
 	struct fi_cq_msg_entry e[OR_CQ_BATCH];
+	fi_addr_t src[OR_CQ_BATCH];
 	ssize_t n;
 
 	if (!o->can_wait) {
@@ -431,7 +489,8 @@ int or_ofi_wait(struct or_ofi *o, int timeout_ms)
 		nanosleep(&ts, NULL);
 		return 0;
 	}
-	n = fi_cq_sread(o->cq, e, OR_CQ_BATCH, NULL, timeout_ms);
+	n = o->has_source ? fi_cq_sreadfrom(o->cq, e, OR_CQ_BATCH, src, NULL, timeout_ms)
+	                  : fi_cq_sread(o->cq, e, OR_CQ_BATCH, NULL, timeout_ms);
 	/*
 	 * -FI_EINTR: on Linux epoll_wait fails with EINTR after SIGSTOP and SIGCONT even
 	 * without a handler (signal(7)); a job suspended and resumed, a debugger, or the
@@ -444,7 +503,7 @@ int or_ofi_wait(struct or_ofi *o, int timeout_ms)
 		return read_error(o);
 	if (n < 0)
 		return fi_to_or((int)n);
-	return consume(e, n);
+	return consume(o, e, o->has_source ? src : NULL, n);
 }
 
 int or_ofi_wait_fd(struct or_ofi *o)
@@ -468,16 +527,10 @@ int or_ofi_trywait(struct or_ofi *o)
 
 int or_ofi_list(enum or_ofi_kind kind, or_ofi_list_cb cb, void *arg)
 {
-	struct fi_info *hints, *list = NULL;
-	int ret = or_fi_load();
+	struct fi_info *list = NULL;
+	int ret, source;
 
-	if (ret)
-		return ret;
-	hints = make_hints(kind, NULL);
-	if (!hints)
-		return -OPTIREDUCE_ENOMEM;
-	ret = or_fi_getinfo_cached(OR_FI_VERSION, hints, &list);
-	fi_freeinfo(hints);
+	ret = get_list(kind, NULL, &list, &source);
 	if (ret)
 		return ret == -FI_ENODATA ? 0 : fi_to_or(ret);
 	for (struct fi_info *fi = list; fi; fi = fi->next)

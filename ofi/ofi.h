@@ -32,7 +32,13 @@ struct or_ofi_xfer {
 	size_t len;   /* bytes received */
 	or_ofi_cb cb; /* optional, called from or_ofi_poll after done is set */
 	void *cb_arg;
+	uint32_t src; /* a receive's sender: its index in the address vector, or OR_OFI_SRC_* */
 };
+
+/* The provider does not report sources (no FI_SOURCE), or the completion is not a receive. */
+#define OR_OFI_SRC_UNKNOWN UINT32_MAX
+/* The datagram came from an address that is not in the address vector. */
+#define OR_OFI_SRC_STRANGER (UINT32_MAX - 1)
 
 /*
  * provider: NULL or "" for automatic choice, else a libfabric provider name
@@ -66,6 +72,8 @@ int or_ofi_trecv(struct or_ofi *o, uint32_t peer, uint64_t tag, void *buf, size_
 int or_ofi_send(struct or_ofi *o, uint32_t peer, const void *buf, size_t len,
                 struct or_ofi_xfer *x);
 int or_ofi_recv(struct or_ofi *o, void *buf, size_t len, struct or_ofi_xfer *x);
+/* The system's words for why the last or_ofi_send failed (e.g. "Operation not permitted"). */
+const char *or_ofi_send_error(const struct or_ofi *o);
 
 /* Reap up to max completions; returns how many, or a negative code. */
 int or_ofi_poll(struct or_ofi *o, int max);

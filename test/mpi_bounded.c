@@ -18,7 +18,11 @@
  * With "ring" or "tree" the same cases run that bounded algorithm and the
  * error is checked against its theory (ring_theory, tree_theory).
  *
- *   mpi_bounded [-q] [ring|tree]
+ *   mpi_bounded [-q] [ring|tree] [--net-loss P [--loss-at egress|ingress]]
+ *
+ * --net-loss P: on the emulated cloud, the network drops P; with --loss-at egress the senders'
+ * sends fail and are counted in packets_send_failed (0.3 P to 3 P of the datagrams), with
+ * ingress none is.
  */
 #include <math.h>
 #include <stdio.h>
@@ -34,6 +38,8 @@
 
 static const char *alg = "transpose"; /* the algorithm under test */
 static int ring, tree;
+/* --loss-at egress|ingress: where the emulated cloud drops (see test_loss). */
+static int loss_at_egress = -1;
 
 static double exact_sum(size_t i, int trial)
 {
@@ -249,6 +255,7 @@ static int test_loss(optireduce_comm_t *comm, size_t count, double p_inject, dou
 	float *s = malloc(count * 4), *r = malloc(count * 4);
 	double *mean = calloc(count, sizeof(double)), *m2 = calloc(count, sizeof(double));
 	double fallbacks = 0, err2 = 0, norm2 = 0, lost = 0, expected = 0, lost2 = 0, expected2 = 0;
+	double not_sent = 0, sent = 0;
 	char buf[32];
 	size_t biased = 0;
 	int disturbed = 0;
@@ -284,6 +291,8 @@ static int test_loss(optireduce_comm_t *comm, size_t count, double p_inject, dou
 		fallbacks += (double)st.blocks_fallback;
 		hard += st.phase_end[0] == OPTIREDUCE_PHASE_HARD_BOUND ||
 		        st.phase_end[1] == OPTIREDUCE_PHASE_HARD_BOUND;
+		not_sent += (double)st.packets_send_failed;
+		sent += (double)st.packets_sent;
 		lost += (double)(st.elements_expected[0] - st.elements_received[0]) +
 		        (double)(st.elements_expected[1] - st.elements_received[1]);
 		expected += (double)(st.elements_expected[0] + st.elements_expected[1]);
@@ -314,6 +323,24 @@ static int test_loss(optireduce_comm_t *comm, size_t count, double p_inject, dou
 		seen = all_lost / all_exp;
 		last_seen = seen;
 		last_nmse = nmse;
+		/*
+		 * Loss in the senders' OUTPUT chains makes their sends fail: each is counted in
+		 * packets_send_failed (about p_net of the datagrams), none of it when the loss sits
+		 * at the receivers.
+		 */
+		if (loss_at_egress >= 0) {
+			double v[2] = {not_sent, sent}, all[2];
+			MPI_Allreduce(v, all, 2, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+			if (rank == 0)
+				printf("loss %.2f: %.0f of %.0f datagrams not sent\n", p, all[0],
+				       all[1] + all[0]);
+			if (loss_at_egress && (all[0] < 0.3 * p_net * (all[0] + all[1]) ||
+			                       all[0] > 3 * p_net * (all[0] + all[1]) + 5))
+				FAIL("loss at the senders: %.0f of %.0f datagrams not sent\n",
+				     all[0], all[0] + all[1]);
+			if (!loss_at_egress && all[0] > 0)
+				FAIL("loss at the receivers: %.0f datagrams not sent\n", all[0]);
+		}
 		if (rank == 0)
 			printf("loss %.2f%s: observed %.4f, nmse %.4f (theory %.4f, p/(1-p) %.4f), "
 			       "%zu of %zu elements outside 5 s.e., %d hard bounds, %.1f ms/op; "
@@ -501,6 +528,8 @@ int main(int argc, char **argv)
 			alg = argv[i];
 		if (strcmp(argv[i], "--net-loss") == 0 && i + 1 < argc)
 			net_loss = atof(argv[++i]);
+		if (strcmp(argv[i], "--loss-at") == 0 && i + 1 < argc)
+			loss_at_egress = strcmp(argv[++i], "egress") == 0;
 	}
 
 	mpi_world(&argc, &argv, 1);

@@ -88,7 +88,7 @@ struct hostile {
 	struct sockaddr_storage to;
 	socklen_t tolen;
 	unsigned port;
-	unsigned invalid, stale, dup, early;
+	unsigned invalid, stale, dup, early, stranger;
 	uint64_t rng;
 };
 
@@ -236,7 +236,6 @@ static void send_forged(struct hostile *h, optireduce_comm_t *comm, uint64_t seq
 	FORGE(hd.magic ^= 1; send_pkt(h, &hd, NULL, PAYLOAD));
 	FORGE(hd.version = OR_WIRE_VERSION + 1; send_pkt(h, &hd, NULL, PAYLOAD));
 	FORGE(hd.flags = 0x80; send_pkt(h, &hd, NULL, PAYLOAD));
-	FORGE(hd.comm_id ^= 0x10000; send_pkt(h, &hd, NULL, PAYLOAD));
 	FORGE(hd.sender = (uint32_t)nranks; send_pkt(h, &hd, NULL, PAYLOAD));
 	FORGE(hd.sender = UINT32_MAX; send_pkt(h, &hd, NULL, PAYLOAD));
 	FORGE(hd.sender = (uint32_t)rank; send_pkt(h, &hd, NULL, PAYLOAD));
@@ -286,6 +285,11 @@ static void send_forged(struct hostile *h, optireduce_comm_t *comm, uint64_t seq
 	}
 #undef FORGE
 	h->invalid += (unsigned)n;
+	/* For another communicator, as from one destroyed: a stranger's, not invalid. */
+	hd = valid_hdr(comm, seq);
+	hd.comm_id ^= 0x10000;
+	send_pkt(h, &hd, NULL, PAYLOAD);
+	h->stranger++;
 }
 
 /* Well-formed packets of finished operations. */
@@ -359,6 +363,30 @@ static void send_duplicates(struct hostile *h, optireduce_comm_t *comm, uint64_t
 	send_copies(h, comm, seq, trial, 0);
 }
 
+/*
+ * With check_source on, the hostile socket is a stranger (not a member of the communicator):
+ * byte-exact copies of the peers' phase-1 packets, phase-2 packets that pass every header
+ * check, one for another communicator, garbage.  Each must be counted a stranger's and none
+ * taken as data, whichever comes first.
+ */
+static void send_strangers(struct hostile *h, optireduce_comm_t *comm, uint64_t seq, int trial)
+{
+	unsigned dup = h->dup;
+
+	send_copies(h, comm, seq, trial, 0);
+	h->stranger += h->dup - dup;
+	h->dup = dup;
+	for (int k = 0; k < PKTS_PER_SHARD; k++) {
+		struct or_wire_hdr hd = valid_hdr(comm, seq);
+		hd.offset = (uint32_t)(k * PAYLOAD);
+		send_pkt(h, &hd, NULL, PAYLOAD);
+		h->stranger++;
+	}
+	send_forged(h, comm, seq);
+	h->stranger += h->invalid;
+	h->invalid = 0;
+}
+
 static void garbage_burst(struct hostile *h, int n)
 {
 	uint8_t buf[1500];
@@ -401,22 +429,24 @@ static void print_status(const char *what, const struct optireduce_status *st, d
 {
 	printf("rank %d %s: %.0f us, err %.3g, elements %llu/%llu %llu/%llu, end %d/%d, packets "
 	       "sent %llu "
-	       "received %llu invalid %llu stale %llu duplicate %llu parked %llu\n",
+	       "received %llu invalid %llu stale %llu duplicate %llu parked %llu stranger %llu\n",
 	       rank, what, st->elapsed_us, err, (unsigned long long)st->elements_received[0],
 	       (unsigned long long)st->elements_expected[0],
 	       (unsigned long long)st->elements_received[1],
 	       (unsigned long long)st->elements_expected[1], st->phase_end[0], st->phase_end[1],
 	       (unsigned long long)st->packets_sent, (unsigned long long)st->packets_received,
 	       (unsigned long long)st->packets_invalid, (unsigned long long)st->packets_stale,
-	       (unsigned long long)st->packets_duplicate, (unsigned long long)st->packets_parked);
+	       (unsigned long long)st->packets_duplicate, (unsigned long long)st->packets_parked,
+	       (unsigned long long)st->packets_stranger);
 	fflush(stdout);
 }
 
 #define TOL (1e-4 * nranks)
 
 /*
- * One operation; hostile traffic while it runs if attack.  expect_invalid: invalid packets
- * due besides this operation's forged ones; extra_invalid: how many more may be counted.
+ * One operation; hostile traffic while it runs if attack (2: a stranger's, see
+ * send_strangers).  expect_invalid: invalid packets due besides this operation's forged ones;
+ * extra_invalid: how many more may be counted.
  */
 static void run_op(optireduce_comm_t *comm, struct hostile *h, int trial, int attack,
                    unsigned expect_invalid, unsigned extra_invalid)
@@ -433,7 +463,7 @@ static void run_op(optireduce_comm_t *comm, struct hostile *h, int trial, int at
 
 	for (size_t i = 0; i < count; i++)
 		s[i] = input(rank, i, trial);
-	h->invalid = h->stale = h->dup = h->early = 0;
+	h->invalid = h->stale = h->dup = h->early = h->stranger = 0;
 	MPI_Barrier(MPI_COMM_WORLD);
 	drops0 = socket_drops(h);
 	seq = comm->next_seq;
@@ -446,7 +476,9 @@ static void run_op(optireduce_comm_t *comm, struct hostile *h, int trial, int at
 	 * phase-2 packets, and no rank progresses between the barriers.  So the hostile
 	 * datagrams are in every socket before the packets the operation waits for. */
 	MPI_Barrier(MPI_COMM_WORLD);
-	if (attack) {
+	if (attack == 2) {
+		send_strangers(h, comm, seq, trial);
+	} else if (attack) {
 		send_forged(h, comm, seq);
 		send_stale(h, comm, seq);
 		send_duplicates(h, comm, seq, trial);
@@ -484,6 +516,9 @@ static void run_op(optireduce_comm_t *comm, struct hostile *h, int trial, int at
 	    st.packets_invalid + drops < expect_invalid)
 		FAIL("%s: %llu invalid packets counted, %u sent (kernel dropped %llu)\n", what,
 		     (unsigned long long)st.packets_invalid, expect_invalid, drops);
+	if (st.packets_stranger > h->stranger || st.packets_stranger + drops < h->stranger)
+		FAIL("%s: %llu packets counted a stranger's, %u sent (kernel dropped %llu)\n", what,
+		     (unsigned long long)st.packets_stranger, h->stranger, drops);
 	if (st.packets_stale + st.packets_duplicate + drops < h->stale + h->dup)
 		FAIL("%s: stale %llu + duplicate %llu < %u stale + %u duplicates sent\n", what,
 		     (unsigned long long)st.packets_stale, (unsigned long long)st.packets_duplicate,
@@ -581,10 +616,13 @@ int main(int argc, char **argv)
 	mpi_world(&argc, &argv, 1);
 	comm = bounded_world(&ctx, "1024");
 	/* Fixed layout, so the test can build byte-exact copies of the peers' packets; a fixed
-	 * generous deadline, so that phases end because the data arrived. */
+	 * generous deadline, so that phases end because the data arrived.  The hostile socket is
+	 * not a member of the communicator: with check_source on, all it sends is a stranger's,
+	 * so the header checks are tested with it off, and the source check in trial 5. */
 	snprintf(buf, sizeof(buf), "%d", BLOCK);
 	if (optireduce_comm_set_param(comm, "hadamard_block", buf) ||
-	    optireduce_comm_set_param(comm, "timeout_us", "3000000"))
+	    optireduce_comm_set_param(comm, "timeout_us", "3000000") ||
+	    optireduce_comm_set_param(comm, "check_source", "0"))
 		FAIL("set_param failed\n");
 	if (rank == 0)
 		printf("%d ranks, bounded provider %s\n", nranks,
@@ -607,6 +645,15 @@ int main(int argc, char **argv)
 	garbage_burst(&h, 32);
 	run_op(comm, &h, 3, 0, 1, 32); /* trial 2's parked packet; the burst may go unreported */
 	run_op(comm, &h, 4, 0, 0, 0);  /* clean */
+	/* A stranger's traffic, with check_source on (where the provider reports sources). */
+	if (optireduce_comm_set_param(comm, "check_source", "1"))
+		FAIL("set_param check_source failed\n");
+	if (strcmp(optireduce_comm_provider(comm, OPTIREDUCE_MODE_BOUNDED), "udp") == 0)
+		run_op(comm, &h, 5, 2, 0, 0);
+	else if (rank == 0)
+		printf("provider %s: the source check is not tested\n",
+		       optireduce_comm_provider(comm, OPTIREDUCE_MODE_BOUNDED));
+	run_op(comm, &h, 6, 0, 0, 0); /* clean, with the source check on */
 out:
 
 	MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

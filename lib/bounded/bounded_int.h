@@ -14,6 +14,7 @@
 #include "bounded.h"
 #include "internal.h"
 #include "pacing.h"
+#include "sendfail.h"
 #include "timeout.h"
 #include "../../ofi/ofi.h"
 
@@ -42,6 +43,8 @@ struct or_wire_hdr;
  * per 300 ms operation).
  */
 #define OR_BLOCKED_SLEEP_PKTS 16.0
+/* A datagram the endpoint keeps refusing (EAGAIN) this long is counted as lost (sendfail.h). */
+#define OR_SEND_RETRY_US 50000.0
 /* An application that polled this recently is progressing its operation itself. */
 #define OR_APP_ACTIVE_US 2000
 /* The line rate the progress thread's longest sleep is sized for (see progress.c). */
@@ -124,7 +127,7 @@ struct or_phase {
 struct or_bounded_op {
 	struct or_coll *c;
 	size_t block_elems;
-	size_t user_bytes; /* the operation's size as the application gave it */
+	size_t user_bytes;    /* the operation's size as the application gave it */
 	unsigned scratch_set; /* its row of or_bounded.scratch */
 	/* Declared by the algorithm (or_bop_set_phases), allocated on first use. */
 	struct or_phase *ph;
@@ -143,8 +146,9 @@ struct or_bounded_op {
 	double start_us; /* the core's entry, before encoding: the timeline starts here */
 	double encoded_us;
 	double peer_loss; /* worst loss peers reported in this operation's packets, fraction */
-	/* Its own packets: sent (or dropped by injection), received, duplicates. */
-	uint64_t packets_sent, packets_received, packets_duplicate;
+	/* Its own packets: sent (or dropped by injection), received, duplicates, and those the
+	 * host refused or could not send (lost, lib/bounded/sendfail.h). */
+	uint64_t packets_sent, packets_received, packets_duplicate, packets_send_failed;
 	struct or_repair *rep; /* repair.c: what was asked for and resent; NULL: nothing */
 	/* The algorithm leaves every phase's send regions as they were sent until its last
 	 * phase closes (or_bop_keep_sends): earlier phases can be resent from them. */
@@ -179,6 +183,9 @@ struct or_bounded {
 	double own_loss;         /* loss this rank saw in its last operation, reported in headers */
 	int blocked;             /* the last send found the endpoint full */
 	double blocked_until_us; /* no send is tried before this after a refusal */
+	double refused_since_us; /* the endpoint has refused the current datagram since */
+	struct or_sendfail sendfail;
+	uint64_t tx_failed; /* send completions with an error status (under ofi_lock) */
 	double share; /* of pace.rate_mbps the current incast group may use, see or_bd_pump() */
 	uint64_t inject_state;
 	struct or_tmo tmo;

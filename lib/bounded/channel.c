@@ -54,7 +54,7 @@ static int alloc_buffers(struct or_bounded *b)
 	b->rx_mem = malloc(b->nrx * b->max_msg);
 	b->tx_mem = malloc(OR_TX_POOL * b->max_msg);
 	b->park = calloc(OR_PARK_MAX, sizeof(*b->park));
-	if (!b->rx_mem || !b->tx_mem || !b->park)
+	if (!b->rx_mem || !b->tx_mem || !b->park || or_sendfail_init(&b->sendfail, b->comm->size))
 		return -OPTIREDUCE_ENOMEM;
 	or_bd_tx_init(b);
 	return 0;
@@ -159,6 +159,7 @@ void or_bounded_destroy(struct or_bounded *b)
 	free(b->tx_mem);
 	free(b->tmo_store);
 	or_bd_repair_free(b);
+	or_sendfail_fini(&b->sendfail);
 	for (unsigned r = 0; r < OR_INFLIGHT_MAX; r++)
 		for (unsigned i = 0; i < OR_BOP_SCRATCH_SLOTS; i++)
 			free(b->scratch[r][i]);

@@ -95,6 +95,13 @@ static void finish_stats(struct or_bounded *b, struct or_coll *c)
 	st->packets_invalid = b->stats.packets_invalid;
 	st->packets_stale = b->stats.packets_stale;
 	st->packets_parked = b->stats.packets_parked;
+	st->packets_recv_failed = b->stats.packets_recv_failed;
+	st->packets_stranger = b->stats.packets_stranger;
+	pthread_mutex_lock(&b->ofi_lock);
+	st->packets_send_failed = c->bop->packets_send_failed + b->tx_failed;
+	b->sendfail.total += b->tx_failed;
+	b->tx_failed = 0;
+	pthread_mutex_unlock(&b->ofi_lock);
 	for (unsigned p = 0; p < c->bop->nphases; p++) {
 		exp += c->bop->ph[p].bytes_expected;
 		got += c->bop->ph[p].bytes_received;
@@ -278,12 +285,13 @@ void or_bounded_op_finish(struct or_bounded *b, struct or_coll *c, const struct 
 	pace = update_pacing(b, op, &s);
 	or_log(OR_LOG_DEBUG,
 	       "op %llu: phases %s/%s, deadline %llu us, loss %.4f, rate %.0f Mbit/s (%s), "
-	       "incast %u, refused %llu, repair asked %llu recovered %llu",
+	       "incast %u, refused %llu, not sent %llu, repair asked %llu recovered %llu",
 	       (unsigned long long)c->seq, or_bd_phase_end_name(c->status->phase_end[0]),
 	       or_bd_phase_end_name(c->status->phase_end[1]),
 	       (unsigned long long)c->status->deadline_us[0], b->own_loss, b->pace.rate_mbps,
 	       pace == OR_PACE_DECISION_COUNT ? "fixed" : or_pace_decision_name(pace), c->incast,
-	       (unsigned long long)op->blocked, (unsigned long long)c->status->repair_requested,
+	       (unsigned long long)op->blocked, (unsigned long long)c->status->packets_send_failed,
+	       (unsigned long long)c->status->repair_requested,
 	       (unsigned long long)c->status->repair_recovered);
 	/*
 	 * Peers pace by the loss this rank reports in its next headers.  What a deadline cut

@@ -189,8 +189,11 @@ static int finished(const struct or_bounded *b, uint64_t seq)
 	return seq < b->seq_lo || (seq < b->seq_next && !running_op(b, seq));
 }
 
-/* Delivers, parks or drops (counting why) one datagram. */
-static void handle_packet(struct or_bounded *b, const uint8_t *pkt, size_t len)
+/*
+ * Delivers, parks or drops (counting why) one datagram.  src: its sender's rank as the
+ * endpoint saw it, or OR_OFI_SRC_* (ofi.h).
+ */
+static void handle_packet(struct or_bounded *b, const uint8_t *pkt, size_t len, uint32_t src)
 {
 	struct or_wire_hdr h;
 	/* Each sender's region is checked on delivery: validation has no step_bytes. */
@@ -202,20 +205,37 @@ static void handle_packet(struct or_bounded *b, const uint8_t *pkt, size_t len)
 	    .nsteps = or_bd_max_steps(b->comm->size),
 	    .max_contrib = (uint16_t)(b->comm->size > 65535 ? 65535 : b->comm->size),
 	};
-	int ret = or_wire_decode(pkt, len, &h);
+	int check_source = or_bd_param_i(b, OR_P_CHECK_SOURCE) != 0, ret;
 	struct or_bounded_op *op;
 
-	/* Repair requests and refusals go to repair.c, which validates them itself. */
+	/* From outside the communicator: whatever its header says, never ours. */
+	if (src == OR_OFI_SRC_STRANGER && check_source) {
+		b->stats.packets_stranger++;
+		or_log(OR_LOG_PACKET, "dropped packet from an address outside the communicator");
+		return;
+	}
+	ret = or_wire_decode(pkt, len, &h);
+	/* Repair requests and refusals go to repair.c, which validates them itself; a member
+	 * must not ask in another one's name. */
 	if (!ret && (h.flags & (OR_WIRE_FLAG_REQUEST | OR_WIRE_FLAG_CONTROL)) &&
+	    (!check_source || src >= b->comm->size || src == h.sender) &&
 	    or_bd_repair_rx(b, &h, pkt + OR_WIRE_HDR_SIZE) == 0)
 		return;
 	op = ret ? NULL : running_op(b, h.seq);
-
 	/* A running operation accepts only the steps its algorithm declared. */
 	if (op && op->ph)
 		e.nsteps = (uint16_t)op->nphases;
 	if (!ret)
 		ret = or_wire_validate(&h, &e);
+	/* A member must not speak for another one. */
+	if (!ret && check_source && src < b->comm->size && src != h.sender)
+		ret = OR_WIRE_ERANK;
+	/* For another communicator (one destroyed, whose port this endpoint now has). */
+	if (ret == OR_WIRE_ECOMM) {
+		b->stats.packets_stranger++;
+		or_log(OR_LOG_PACKET, "dropped packet of communicator %08x", h.comm_id);
+		return;
+	}
 	/* Older than the window, or finished here while an older one still runs. */
 	if (ret == OR_WIRE_EWINDOW_OLD || (!ret && !op && finished(b, h.seq))) {
 		b->stats.packets_stale++;
@@ -255,9 +275,11 @@ int or_bd_drain_ready(struct or_bounded *b)
 		for (size_t i = 0; i < n; i++) {
 			struct or_rxbuf *r = batch[i];
 			if (!r->x.error)
-				handle_packet(b, r->buf, r->x.len);
-			else if (r->x.error != -OPTIREDUCE_ECANCELED)
+				handle_packet(b, r->buf, r->x.len, r->x.src);
+			else if (r->x.error == -OPTIREDUCE_EMSGSIZE) /* larger than any of ours */
 				b->stats.packets_invalid++;
+			else if (r->x.error != -OPTIREDUCE_ECANCELED)
+				b->stats.packets_recv_failed++;
 		}
 		pthread_mutex_lock(&b->ofi_lock);
 		for (size_t i = 0; i < n; i++)

@@ -8,12 +8,15 @@
 #include <string.h>
 
 #include "bounded_int.h"
+#include "sendfail.h"
 #include "wire.h"
 
 static void on_tx(void *arg)
 {
 	struct or_txbuf *t = arg;
 
+	if (t->x.error && t->x.error != -OPTIREDUCE_ECANCELED)
+		t->b->tx_failed++; /* the datagram is lost, like one the host refused at once */
 	t->next = t->b->tx_free;
 	t->b->tx_free = t;
 }
@@ -117,8 +120,8 @@ static void fill_header(const struct or_bounded *b, const struct or_bounded_op *
  * Header and payload into a free send buffer, handed to the endpoint: 0, 1 when no send
  * buffer is free (not a refusal: the sender only waits for one), or a negative code.
  */
-static int hand_to_endpoint(struct or_bounded *b, struct or_bounded_op *op, uint32_t peer,
-                            const struct or_wire_hdr *h, const uint8_t *payload)
+static int hand_to_endpoint(struct or_bounded *b, uint32_t peer, const struct or_wire_hdr *h,
+                            const uint8_t *payload)
 {
 	struct or_txbuf *t;
 	int ret;
@@ -138,15 +141,36 @@ static int hand_to_endpoint(struct or_bounded *b, struct or_bounded_op *op, uint
 		b->tx_free = t;
 	}
 	pthread_mutex_unlock(&b->ofi_lock);
-	if (ret == -OPTIREDUCE_EAGAIN) {
-		op->blocked++;
-		b->blocked = 1;
-		b->blocked_until_us = or_now_us() + blocked_wait_us(b);
-	}
 	return ret;
 }
 
-/* Sends the next packet of o; returns 1 if sent, 0 if it must wait, < 0 on error. */
+/*
+ * A send the endpoint refused with code: 0 to try again later (a full socket, briefly), 1 when
+ * the datagram is counted as lost, < 0 for an error that ends the operation (sendfail.h).
+ */
+static int send_failed(struct or_bounded *b, struct or_bounded_op *op, uint32_t peer, int code)
+{
+	double now = or_now_us();
+
+	if (code == -OPTIREDUCE_EAGAIN) {
+		if (!b->blocked)
+			b->refused_since_us = now;
+		if (now - b->refused_since_us < OR_SEND_RETRY_US) {
+			op->blocked++;
+			b->blocked = 1;
+			b->blocked_until_us = now + blocked_wait_us(b);
+			return 0;
+		}
+	}
+	code = or_sendfail_note(&b->sendfail, peer, code, or_ofi_send_error(b->ep), now,
+	                        1e3 * (double)or_bd_param_i(b, OR_P_PEER_TIMEOUT_MS));
+	if (code)
+		return code;
+	op->packets_send_failed++;
+	return 1;
+}
+
+/* Sends (or loses) the next packet of o; returns 1 if done, 0 if it must wait, < 0 on error. */
 static int send_one(struct or_bounded *b, struct or_bounded_op *op, struct or_phase *ph,
                     unsigned step, struct or_outbound *o)
 {
@@ -169,15 +193,22 @@ static int send_one(struct or_bounded *b, struct or_bounded_op *op, struct or_ph
 		op->packets_sent++;
 		return 1;
 	}
-	ret = hand_to_endpoint(b, op, o->peer, &h, o->buf + off);
-	if (ret)
-		return ret == -OPTIREDUCE_EAGAIN || ret == 1 ? 0 : ret;
+	ret = hand_to_endpoint(b, o->peer, &h, o->buf + off);
+	if (ret == 1)
+		return 0;
+	if (ret) {
+		ret = send_failed(b, op, o->peer, ret);
+		if (ret <= 0)
+			return ret;
+	} else {
+		or_sendfail_ok(&b->sendfail, o->peer);
+		count_sent(b, op, len + OR_WIRE_HDR_SIZE);
+		op->sent_pkts++;
+		op->packets_sent++;
+	}
 	b->blocked = 0;
 	o->next++;
 	b->tokens -= (double)(len + OR_WIRE_HDR_SIZE);
-	count_sent(b, op, len + OR_WIRE_HDR_SIZE);
-	op->sent_pkts++;
-	op->packets_sent++;
 	if (o->next == o->npkts)
 		note_sent_all(op, ph, step);
 	return 1;
@@ -247,9 +278,19 @@ int or_bd_pump(struct or_bounded *b, struct or_bounded_op *op, unsigned step)
 	return 64 - budget;
 }
 
-/* One datagram built by the caller (repair.c: requests, resends, refusals). */
+/*
+ * One datagram built by the caller (repair.c: requests, resends, refusals).  A refused
+ * send is a lost datagram like any other (send_failed); a peer unreachable for
+ * peer_timeout_ms is reported by the next send of the operation's own data.
+ */
 int or_bd_send_datagram(struct or_bounded *b, struct or_bounded_op *op, uint32_t peer,
                         const struct or_wire_hdr *h, const uint8_t *payload)
 {
-	return hand_to_endpoint(b, op, peer, h, payload);
+	int ret = hand_to_endpoint(b, peer, h, payload);
+
+	if (ret < 0 && op)
+		send_failed(b, op, peer, ret);
+	else if (!ret)
+		or_sendfail_ok(&b->sendfail, peer);
+	return ret;
 }

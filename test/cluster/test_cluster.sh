@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test_cluster.sh - checks the emulated cloud (cluster.sh): 3 hosts, 100mbit,
-# 20% loss, then cross traffic (--cross-flows, --cross-sync).  Exit 0 pass, 1 fail,
+# 20% loss at the receivers and at the senders (--loss-at), then cross traffic (--cross-flows, --cross-sync).  Exit 0 pass, 1 fail,
 # 77 skip (not root, or ip/tc/iptables-legacy/mpirun/cc missing).  Takes about 15-20 s.
 set -euo pipefail
 
@@ -64,6 +64,29 @@ ok "loss: $out"
 pk=$(ip netns exec orc-h1 iptables-legacy -w -L ORC-LOSS -n -v -x | awk '$3 == "DROP" { print $1 }')
 [ "${pk:-0}" -gt 0 ] || fail "iptables loss rule on h1 counted no drops"
 ok "iptables ORC-LOSS on h1 dropped $pk packets"
+
+# 2b. The same loss in each sender's OUTPUT chain (--loss-at egress): the probe's and the echo
+# server's sends fail (EPERM, ignored by crossgen), the one-way loss is the same, and the
+# jump has moved from INPUT to OUTPUT.
+"$CL" set --loss "$LOSS" --loss-at egress >/dev/null || fail "cluster.sh set --loss-at egress"
+ip netns exec orc-h0 iptables-legacy -w -S OUTPUT | grep -q -- '-o eth0 -j ORC-LOSS' ||
+	fail "--loss-at egress: no OUTPUT jump to ORC-LOSS in h0"
+! ip netns exec orc-h0 iptables-legacy -w -S INPUT | grep -q ORC-LOSS ||
+	fail "--loss-at egress: INPUT still jumps to ORC-LOSS in h0"
+ip netns exec orc-h0 iptables-legacy -w -Z ORC-LOSS
+out=$("$CL" exec h0 "$CG" probe 198.18.0.2 5999 2000 500 500)
+ow=$(sed -n 's/.*oneway_loss=\([0-9.]*\).*/\1/p' <<<"$out")
+awk -v x="${ow:-1}" -v p="$LOSS" 'BEGIN { exit !(x > p - 0.04 && x < p + 0.04) }' ||
+	fail "egress: one-way loss ${ow:-?} not within 0.04 of $LOSS ($out)"
+pk=$(ip netns exec orc-h0 iptables-legacy -w -L ORC-LOSS -n -v -x | awk '$3 == "DROP" { print $1 }')
+[ "${pk:-0}" -gt 0 ] || fail "egress: iptables loss rule on h0 counted no drops"
+ok "egress loss: $out; ORC-LOSS in h0's OUTPUT dropped $pk packets"
+"$CL" set --loss-at ingress >/dev/null || fail "cluster.sh set --loss-at ingress"
+ip netns exec orc-h0 iptables-legacy -w -S INPUT | grep -q -- '-i eth0 -j ORC-LOSS' ||
+	fail "--loss-at ingress: no INPUT jump to ORC-LOSS in h0"
+! ip netns exec orc-h0 iptables-legacy -w -S OUTPUT | grep -q ORC-LOSS ||
+	fail "--loss-at ingress: OUTPUT still jumps to ORC-LOSS in h0"
+ok "set --loss-at moves the jump back to INPUT"
 
 # 3. Rate limit (without loss, so TCP can fill the link): 5 MB h0 -> h1.
 "$CL" set --loss 0 >/dev/null
