@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Recursive doubling allreduce: log2(N) exchanges of the whole buffer, for
  * small messages where the 2(N-1) steps of the ring cost more than the bytes.

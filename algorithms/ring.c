@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Ring allreduce: reduce-scatter, then allgather, over 2(N-1) steps.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Transpose allreduce (TAR), two dependent phases.
  *

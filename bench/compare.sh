@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # compare.sh - one command: on the emulated cloud (test/cluster/) with a chosen
 # scenario, time liboptireduce (every algorithm, exact and bounded), Open MPI's
 # MPI_Allreduce and Gloo's ring, chunked ring, halving-doubling and bcube allreduce with the

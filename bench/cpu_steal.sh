@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # cpu_steal.sh OUT - sample the CPU time the hypervisor takes from this VM
 # ("steal" in /proc/stat) every 100 ms until SIGTERM, then write a summary.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * gloo_bench: Gloo's allreduce algorithms (ring, ring-chunked, halving-doubling,
  * bcube) timed the way optireduce_bench times liboptireduce, so bench/compare.sh

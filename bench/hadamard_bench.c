@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Single-core throughput of the Hadamard codec next to memcpy of the same buffer.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * optireduce_bench: an allreduce latency benchmark in the style of the OSU
  * micro-benchmarks' osu_allreduce, for liboptireduce, with MPI_Allreduce as

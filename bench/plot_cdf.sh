@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # plot_cdf.sh - completion-time CDFs from optireduce_bench/gloo_bench --csv files.
 #
 #   bench/plot_cdf.sh OUT.png SIZE_BYTES TITLE RUN_DIR_OR_CSV...

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # run_cluster.sh - one command: bring up the emulated cloud (test/cluster/),
 # run optireduce_bench across its hosts with the MPI_Allreduce baseline,
 # keep the output in a results directory, and tear the cluster down.

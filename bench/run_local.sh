@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # run_local.sh - run optireduce_bench with N ranks on this host (Open MPI uses
 # shared memory between them; liboptireduce picks its own provider), with the
 # MPI_Allreduce baseline, and keep the output in a results directory.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # steal_at.sh DIR [IMPL [SIZE]] - the hypervisor's steal during each timed call of a
 # run_cluster.sh run: joins DIR/latency.csv (optireduce_bench's start_s column) with
 # DIR/steal.txt (cpu_steal.sh's 100 ms windows) and prints, per call,

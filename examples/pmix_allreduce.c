@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Allreduce without MPI: every process of a PMIx job (mpirun, prterun,
  * srun --mpi=pmix) builds a communicator through optireduce_pmix.h, sums a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * liboptireduce: an MPI_Allreduce-like collective that stays fast in shared
  * clouds (OptiReduce, NSDI 2025), over libfabric.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Bootstrap a liboptireduce communicator from an MPI communicator.
  * Header-only so liboptireduce itself never links MPI:

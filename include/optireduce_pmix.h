@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Bootstrap a liboptireduce communicator over every process of a PMIx job
  * (mpirun, prterun, srun --mpi=pmix).  Header-only so liboptireduce itself

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The algorithm table, the interface between the core (lib/) and the algorithms
  * (algorithms/).  An algorithm is a schedule of sends, receives and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Operations: argument checks, the per-communicator queue, and the progress
  * engine.  Every rank starts a communicator's operations in the same order, up

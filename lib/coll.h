@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * What an algorithm sees of an operation, and the channel services the core
  * offers it.  No libfabric type and no clock appears here.

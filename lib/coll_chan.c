@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Exact-channel services for algorithms: tags name (operation, step, segment).  The
  * transfer an algorithm holds (or_xfer_t) is libfabric's completion context (struct

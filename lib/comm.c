@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Communicator creation: out-of-band allgathers.  The first agrees on identity
  * (communicator id, mode, which ranks share a host); the second exchanges endpoint

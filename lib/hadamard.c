@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Randomized Hadamard codec: sign generator, a portable kernel and AVX2/AVX-512 kernels chosen at
  * run time.  The SIMD kernels use GCC target attributes, so this file builds with plain -O2 (GNU

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Randomized Hadamard codec (docs/design.md, "The estimate").
  *

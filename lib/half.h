@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * IEEE binary16 and bfloat16 <-> binary32 conversions.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Fault injection for tests: OPTIREDUCE_INJECT_DELAY="RANKS:US[:PROB]" makes
  * the listed ranks (comma-separated, or "all") sleep US microseconds before

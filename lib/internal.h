@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Internal structures of the core.  Not installed. */
 #ifndef OR_INTERNAL_H
 #define OR_INTERNAL_H

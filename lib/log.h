@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #ifndef OR_LOG_H
 #define OR_LOG_H
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Adaptive sending rate of bounded mode: see pacing.h. */
 #include "pacing.h"
 

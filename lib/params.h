@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Parameters: one table, X(ID, name, type, default, min, max, description).
  * Value precedence: API beats environment (OPTIREDUCE_<NAME>) beats default.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Reduction kernels: one small loop per (dtype, op) and per operand shape,
  * stamped out by macros and found through a table indexed by [dtype][op].

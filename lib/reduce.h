@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Element-wise reduction kernels for every (dtype, op) of the public API.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Timeout controller of bounded mode: see timeout.h for the model.  Pure:
  * no clock, no I/O, no allocation.  Here the configuration, the consensus of

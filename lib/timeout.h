@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Timeout controller of bounded mode (docs/design.md, "Deadlines and the timeout controller").
  *

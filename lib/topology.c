@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Where the calling thread runs, from hwloc: the CPUs it is bound to, the
  * cores and NUMA nodes behind them, and which network devices sit near them.

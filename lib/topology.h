@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Where the calling thread runs, from hwloc (lib/topology.c).  Not installed. */
 #ifndef OR_TOPOLOGY_H
 #define OR_TOPOLOGY_H

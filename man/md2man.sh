@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # md2man.sh PAGE.md... : regenerate the nroff man pages from their markdown
 # source (the source of truth; the nroff output is committed, so building and
 # installing never need pandoc).  Maintainer tool: needs pandoc

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Maintainer tool: regenerate the parameter tables of man/optireduce.7.md and
 README.md from the one parameter table, lib/params.h (then run man/md2man.sh)."""
 import re, sys, os

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The only door to libfabric.  Nothing here exposes a libfabric type, so the
  * core and the algorithms never include a libfabric header.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Socket receive buffer of a socket-backed datagram endpoint (libfabric's udp).
  *

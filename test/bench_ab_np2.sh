@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # optireduce_bench --compare-param: variant B runs interleaved with A, both validated
 # by the benchmark itself (it aborts on a wrong sum), B's row and the A/B ratios printed,
 # every iteration of A, B and MPI in the CSV; malformed or unknown parameters refused.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # With progress_wait=1 an idle communicator must cost nothing: between operations its
 # progress thread sleeps in the kernel until a datagram arrives, instead of waking every
 # few milliseconds (polling every 200 us, it slowed MPI_Allreduce in the same processes by

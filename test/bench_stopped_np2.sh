@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # A rank stopped and continued (SIGSTOP/SIGCONT: a suspended job, a debugger, the emulated
 # cloud's stopped straggler) must not fail an operation: on Linux a blocking epoll_wait
 # returns EINTR after SIGCONT even without a handler.  optireduce_bench checks its own

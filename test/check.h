@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * CHECK for the unit tests on synthetic input (test_timeout, test_pacing): prints every
  * check, "ok  " or "FAIL" with where it failed, and counts failures in check_failures,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Bounded mode on the emulated cloud with real loss: 3 hosts (network namespaces,
 # test/cluster/), iptables dropping 1% of the packets arriving at each host, then 1% of
 # the packets each host sends (their sends fail: counted as lost, in packets_send_failed).  The

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * dtype_value.h - one element of a buffer of any liboptireduce dtype, read or written as a
  * double, for the tests and the benchmark that check results against a reference computed

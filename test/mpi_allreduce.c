@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Exact-mode allreduce on N ranks: every dtype x op x count in
  * {0, 1, N-1, N+1, 1000003, 8 MiB worth} x {in place, not}, against a

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Exact allreduce forced to recursive doubling, every dtype x op x count x in-place, on 3
 # ranks: not a power of two, so rank 0 folds into rank 1 and gets the result back.
 # One host: every rank on the network, as on a host of its own (hierarchy=0).

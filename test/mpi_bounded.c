@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Bounded mode on N ranks, checked against the mathematics of the estimator.
  * Ranks synchronize with MPI_Barrier before each operation: a rank that is

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Bounded mode on 2 ranks: clean result, injected loss statistics, exact fallback.
 # One host: every rank on the network, as on a host of its own (hierarchy=0).
 export OPTIREDUCE_HIERARCHY=0

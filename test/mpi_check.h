@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Shared by the bounded-mode MPI tests (mpi_bounded, mpi_hostile, mpi_straggler,
  * mpi_slow_sender): the failure counter every rank keeps, the deterministic inputs whose

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Hostile datagrams at a live bounded endpoint (issue 3).
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # mpi_hostile built with AddressSanitizer and UBSan (library sources included), 3 ranks.
 # Skipped when the compiler cannot build it (configure: HAVE_ASAN).  Leak checking is off:
 # Open MPI's own allocations at exit would drown the report.

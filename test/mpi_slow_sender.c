@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * A rank whose own sends crawl (bounded mode, 3 ranks): its deadline still bounds it.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Stragglers in bounded mode (issue 4), on N >= 3 ranks.
  *

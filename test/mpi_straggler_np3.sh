@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # A straggler 5x late and a rank that never calls, bounded mode, 3 ranks.
 # One host: every rank on the network, as on a host of its own (hierarchy=0).
 export OPTIREDUCE_HIERARCHY=0

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # optireduce_pmix.h under mpirun's PMIx server, 2 ranks: three communicators
 # in a row while the program keeps PMIx initialized (one key per round).
 prog="${top_builddir:-.}/examples/pmix_allreduce"

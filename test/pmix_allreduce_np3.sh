@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # optireduce_pmix.h under mpirun's PMIx server, 3 ranks, a count that does not
 # divide by 3, two communicators in a row; the helper initializes PMIx itself.
 prog="${top_builddir:-.}/examples/pmix_allreduce"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # run-mpi.sh NP PROGRAM [ARGS...]: run a multi-rank test with mpirun on this
 # host; exit 77 (skip) when mpirun is missing.
 np=$1

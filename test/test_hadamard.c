@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Unit test of the randomized Hadamard codec (lib/hadamard.c): definition, inverse, kernel
  * agreement, linearity, energy, sign generator and argument checking.

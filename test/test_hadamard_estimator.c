@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Monte Carlo check of the loss estimator built on the Hadamard codec (docs/design.md,
  * "The estimate").  Exit 0 pass, 1 fail.

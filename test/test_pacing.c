@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Unit test of the adaptive sending rate (lib/pacing.c) on synthetic runs of
  * operations: a lossy link's usual loss, a burst of cross traffic, a link that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Reduction kernels against a naive model written independently here:
  * 16-bit floats are decoded and rounded with ldexp/frexp in double, integer

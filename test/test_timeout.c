@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Unit test of the timeout controller (lib/timeout.c) on synthetic traces.
  * Prints every check; exit 0 when all pass, 1 otherwise.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * optireduce_topology(): argument checks, truncation, and that it reports the
  * binding the thread really has (bound to one CPU, then unbound again).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Unit test of the bounded channel's wire header (lib/bounded/wire.c).
  *

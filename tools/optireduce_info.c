@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * optireduce_info: version, libfabric providers, algorithms, and every
  * parameter with its current value and where that value came from, in the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Wire header of the bounded channel: see wire.h for the layout.
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The interposer's environment variables (listed in optireduce_pmpi.h). */
 #include <stdio.h>
 #include <stdlib.h>

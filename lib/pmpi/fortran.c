@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Fortran MPI_ALLREDUCE.  Open MPI's Fortran layer (libmpi_mpifh) calls
  * PMPI_Allreduce directly, so the C MPI_Allreduce never sees Fortran

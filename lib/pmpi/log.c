@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Messages of the interposer: "optireduce-pmpi[rank] level: text" on stderr. */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Init, MPI_Init_thread and MPI_Finalize.  Initialisation is lazy (the
  * first MPI_Allreduce), so the init wrappers only note the thread level;

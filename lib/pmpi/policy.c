@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Parser and matcher of the bounded-mode policy (grammar in policy.h). */
 #include <ctype.h>
 #include <stdarg.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Bounded-mode policy of the MPI interposer: which MPI_Allreduce calls may
  * run on liboptireduce's bounded channel.  Pure code (no MPI, no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Which MPI datatypes and operations liboptireduce computes exactly as MPI
  * defines them.  Only predefined handles are listed, so derived types

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # cluster.sh - an emulated cloud of N hosts on one machine (docs/design.md, "Emulated cloud").
 #
 # Hosts are network namespaces orc-h0..orc-h{N-1}, each with one veth "eth0"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* crossgen: tiny traffic tool for the emulated cloud (test/cluster/).
  *
  * Compiled on the fly by cluster.sh (cc -O2 -o crossgen crossgen.c); needs

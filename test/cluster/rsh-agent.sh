@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # rsh-agent.sh - Open MPI launch agent for the emulated cloud (test/cluster/).
 #
 # Used by "cluster.sh run" as --mca plm_rsh_agent.  Called like ssh:

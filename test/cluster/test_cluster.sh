@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # test_cluster.sh - checks the emulated cloud (cluster.sh): 3 hosts, 100mbit,
 # 20% loss at the receivers and at the senders (--loss-at), then cross traffic (--cross-flows, --cross-sync).  Exit 0 pass, 1 fail,
 # 77 skip (not root, or ip/tc/iptables-legacy/mpirun/cc missing).  Takes about 15-20 s.

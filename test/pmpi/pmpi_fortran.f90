@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! Fortran MPI_ALLREDUCE ("use mpi") through liboptireduce_pmpi.so against
 ! PMPI_ALLREDUCE: REAL, INTEGER and DOUBLE PRECISION, with and without
 ! MPI_IN_PLACE; each must be served by liboptireduce (counters), and

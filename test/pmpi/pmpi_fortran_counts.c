@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * For the Fortran tests: the interposer's counters, found with dlsym so the
  * tests also build and run (and skip) without it.  Called from Fortran

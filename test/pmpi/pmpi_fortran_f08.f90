@@ -1,3 +1,4 @@
+! SPDX-License-Identifier: BSD-3-Clause
 ! Fortran MPI_Allreduce ("use mpi_f08") through liboptireduce_pmpi.so against
 ! PMPI_Allreduce: REAL and INTEGER, with and without MPI_IN_PLACE, all served
 ! by liboptireduce (counters).  Exit 77 without the preload.

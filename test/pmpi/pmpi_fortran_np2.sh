@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Fortran MPI_ALLREDUCE ("use mpi" and "use mpi_f08") through the interposer,
 # 2 ranks.  Compiled here with mpifort; skip (77) without a Fortran MPI.
 command -v mpifort >/dev/null 2>&1 || { echo "mpifort not found: skipping"; exit 77; }

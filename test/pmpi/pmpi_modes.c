@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Settings and life cycle of liboptireduce_pmpi.so, one mode per run (the
  * environment is read once, at the first MPI_Allreduce):

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # Settings and life cycle of the interposer, one run per mode (test/pmpi/pmpi_modes.c).
 # One host: every rank on the network, as on a host of its own (hierarchy=0).
 export OPTIREDUCE_HIERARCHY=0

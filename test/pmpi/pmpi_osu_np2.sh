@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The OSU micro-benchmark osu_allreduce under the interposer, 2 ranks: it must
 # run to the end with its allreduces served by liboptireduce.  Skip (77) when
 # osu_allreduce is not installed (Debian has no package): set OSU_ALLREDUCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Allreduce through liboptireduce_pmpi.so against PMPI_Allreduce.
  *

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # The suite with a bounded policy: float/double SUM >= 1 KiB on MPI_COMM_WORLD
 # must run bounded (or exact, counted as declined); everything else as before.
 # Twice: as configured, then with a bounded channel that cannot be created,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: BSD-3-Clause
 # run-pmpi.sh NP [MPIRUN-OPTIONS...] PROGRAM [ARGS...]: run a multi-rank test
 # with liboptireduce_pmpi.so preloaded, launched by test/run-mpi.sh (skip 77
 # without mpirun).  OPTIREDUCE_PMPI_SO overrides where the library is.

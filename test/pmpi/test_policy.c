@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Bounded-mode policy parser of the MPI interposer (lib/pmpi/policy.c):
  * the grammar, size suffixes and conditions, matching, and every kind of
