@@ -65,6 +65,10 @@ class Status(ctypes.Structure):
         ("packets_parked", ctypes.c_uint64),
         ("deadline_us", ctypes.c_uint64 * PHASES),
         ("phase_end", ctypes.c_int * PHASES),
+        ("ops_in_flight", ctypes.c_uint32),
+        ("packets_send_failed", ctypes.c_uint64),
+        ("packets_recv_failed", ctypes.c_uint64),
+        ("packets_stranger", ctypes.c_uint64),
     ]
 
 
