@@ -5,10 +5,12 @@
 # sendto fails with EPERM, as under a local firewall rule), then in each receiver's INPUT
 # chain.  Every call must complete, bounded, within the estimate's bound (test/pmpi/pmpi_lossy.c);
 # with the loss at the senders, the ranks must also log datagrams the host did not send.
-# The deadline is fixed and long (1 s; phases still end early once every LAST is in): on 2
-# shared CPUs the adaptive one, calibrated at ~22 ms, cut 30 % of some operations (1 run in 5),
-# and under a parallel make check a fixed 100 ms one cut ranks kept off the CPUs (nmse 0.85 in
-# one run): that is the deadline's business, not what this test is about.
+# The deadline is fixed and long (1 s; phases still end early once every LAST is in), and
+# a silent sender is never cut as a straggler (absent_factor=0): on 2 shared CPUs the adaptive
+# deadline, calibrated at ~22 ms, cut 30 % of some operations (1 run in 5), and under a
+# parallel make check ranks kept off the CPUs were cut (nmse 0.85 and 0.82 in two runs).
+# That is the deadline's and the straggler rule's business (mpi_straggler tests it), not
+# what this test is about.
 # Exit 77 without root or network namespaces, or when a cluster is already up.
 here=$(cd "$(dirname "$0")" && pwd)
 cl=$here/cluster/cluster.sh
@@ -38,7 +40,7 @@ for at in egress ingress; do
 	echo "== loss $loss at $at"
 	timeout 300 "$cl" run -n 4 -x "LD_PRELOAD=$so" -x "LD_LIBRARY_PATH=$top/.libs" \
 		-x OPTIREDUCE_PMPI_BOUNDED=float -x OPTIREDUCE_LOG_LEVEL=2 \
-		-x OPTIREDUCE_TIMEOUT_US=1000000 -- "$prog" "$loss" 20 \
+		-x OPTIREDUCE_TIMEOUT_US=1000000 -x OPTIREDUCE_ABSENT_FACTOR=0 -- "$prog" "$loss" 20 \
 		>"$log" 2>&1
 	rc=$?
 	cat "$log"

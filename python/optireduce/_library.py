@@ -66,6 +66,12 @@ class Status(ctypes.Structure):
         ("deadline_us", ctypes.c_uint64 * PHASES),
         ("phase_end", ctypes.c_int * PHASES),
         ("ops_in_flight", ctypes.c_uint32),
+        ("repair_requested", ctypes.c_uint64),
+        ("repair_resent", ctypes.c_uint64),
+        ("repair_recovered", ctypes.c_uint64),
+        ("packets_send_failed", ctypes.c_uint64),
+        ("packets_recv_failed", ctypes.c_uint64),
+        ("packets_stranger", ctypes.c_uint64),
     ]
 
 
