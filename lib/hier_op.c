@@ -101,6 +101,12 @@ static void add_net_status(struct or_hier *h, optireduce_req_t *r,
 	s->packets_stale += st->packets_stale;
 	s->packets_duplicate += st->packets_duplicate;
 	s->packets_parked += st->packets_parked;
+	s->repair_requested += st->repair_requested;
+	s->repair_resent += st->repair_resent;
+	s->repair_recovered += st->repair_recovered;
+	s->packets_send_failed += st->packets_send_failed;
+	s->packets_recv_failed += st->packets_recv_failed;
+	s->packets_stranger += st->packets_stranger;
 }
 
 /* The leader: the result area through the leaders' communicator, then published. */

@@ -564,7 +564,9 @@ int main(int argc, char **argv)
 	/* Repair is judged on Transpose, whose phases keep their sends until the last one
 	 * closes; the ring and the tree resend only while a phase is open (docs/design.md,
 	 * "Repair inside the deadline"). */
-	if (!ring && !tree) {
+	/* Ranks standing for hosts of a hierarchy (test/host_id.sh) time the shared-memory
+	 * step too, which the per-phase deadlines do not cover: repair is judged flat. */
+	if (!ring && !tree && !getenv("OPTIREDUCE_HOST_ID")) {
 		repair_case(comm, 16384, 0.01, quick ? 50 : 200, 0);
 		repair_case(comm, 16384, 0.05, quick ? 30 : 100, 0);
 		repair_case(comm, 16384, 0.20, quick ? 30 : 100, 0);
