@@ -248,7 +248,7 @@ static void harness_init(struct harness *hs, const struct setup *s)
 	b->seq_hi = FUZZ_SEQ + OR_SEQ_WINDOW;
 	b->own_loss = 0;
 	b->scratch_busy = 0;
-	b->repair = NULL;
+	or_bd_repair_free(b); /* what the last input left; NULL after */
 	b->tokens = b->last_refill_us = 0;
 	b->blocked = 0;
 	b->blocked_until_us = 0;
