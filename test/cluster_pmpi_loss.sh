@@ -29,6 +29,13 @@ if ip netns list 2>/dev/null | grep -q '^orc-'; then
 fi
 [ -x "$prog" ] || { echo "$prog not built"; exit 99; }
 [ -f "$so" ] || { echo "$so not built"; exit 99; }
+# Built with AddressSanitizer (configure --enable-asan): its runtime must be the first library
+# loaded, before the preloaded interposer that needs it (as in test/pmpi/run-pmpi.sh).
+preload=$so
+asan=$(ldd "$so" 2>/dev/null | awk '/libasan/ { print $3; exit }')
+[ -n "$asan" ] && preload=$asan:$so
+env_args=(-x "LD_PRELOAD=$preload" -x "LD_LIBRARY_PATH=$top/.libs")
+[ -n "${ASAN_OPTIONS:-}" ] && env_args+=(-x ASAN_OPTIONS)
 log=$(mktemp "${TMPDIR:-/tmp}/cluster_pmpi_loss.XXXXXX") || exit 99
 trap '"$cl" down >/dev/null 2>&1 || true; rm -f "$log"' EXIT
 "$cl" up -n 4 --rate none --loss "$loss" --loss-at egress >/dev/null || {
@@ -38,7 +45,7 @@ trap '"$cl" down >/dev/null 2>&1 || true; rm -f "$log"' EXIT
 for at in egress ingress; do
 	"$cl" set --loss "$loss" --loss-at "$at" >/dev/null || { echo "cluster.sh set failed"; exit 99; }
 	echo "== loss $loss at $at"
-	timeout 300 "$cl" run -n 4 -x "LD_PRELOAD=$so" -x "LD_LIBRARY_PATH=$top/.libs" \
+	timeout 300 "$cl" run -n 4 "${env_args[@]}" \
 		-x OPTIREDUCE_PMPI_BOUNDED=float -x OPTIREDUCE_LOG_LEVEL=2 \
 		-x OPTIREDUCE_TIMEOUT_US=1000000 -x OPTIREDUCE_ABSENT_FACTOR=0 -- "$prog" "$loss" 20 \
 		>"$log" 2>&1
