@@ -406,7 +406,8 @@ static int creation_only(int id)
 	                          OR_P_EARLY_FRACTION,
 	                          OR_P_EARLY_TIMEOUT,
 	                          OR_P_ABSENT_FACTOR,
-	                          OR_P_BACKOFF_AFTER_US};
+	                          OR_P_BACKOFF_AFTER_US,
+	                          OR_P_LOSS_BUDGET};
 
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
 		if (ids[i] == id)

@@ -78,6 +78,7 @@ void or_tmo_config_default(struct or_tmo_config *cfg)
 	/* Healthy shared clouds lose 0.05-0.2% (docs/design.md, "Pacing"); 1% means congestion. */
 	cfg->loss_threshold = 0.01;
 	cfg->clean_ops_to_grow = 8;
+	cfg->loss_budget = 0.02;
 	cfg->incast_initial = 0;
 	cfg->user_incast = 0;
 }
@@ -116,6 +117,8 @@ static int check_config(const struct or_tmo_config *c)
 	if (!(c->backoff >= 1.0 && isfinite(c->backoff)))
 		return 0;
 	if (!(c->loss_threshold >= 0.0 && c->loss_threshold <= 1.0))
+		return 0;
+	if (!(c->loss_budget >= 0.0 && c->loss_budget < 1.0))
 		return 0;
 	if (c->clean_ops_to_grow == 0)
 		return 0;
@@ -229,7 +232,8 @@ static enum or_tmo_reason snapshot(struct or_tmo *t, uint32_t c, double *base_ou
 		why = OR_TMO_INITIAL;
 	} else {
 		/* Multiplied before dividing so that consensus == t_C0 gives t_B exactly. */
-		base = k->t_b * (double)k->consensus / k->t_c0 * k->backoff;
+		base = k->t_b * (double)k->consensus / k->t_c0 * k->backoff *
+		       (k->stretch > 1.0 ? k->stretch : 1.0);
 		why = OR_TMO_ADAPTIVE;
 	}
 	*base_out = base;
@@ -315,6 +319,7 @@ uint64_t or_tmo_decide(struct or_tmo *t, size_t bytes)
 	d->estimates = k->estimates;
 	d->quiet_us = k->quiet;
 	d->backoff = k->backoff;
+	d->stretch = k->stretch > 1.0 ? k->stretch : 1.0;
 	return k->deadline;
 }
 

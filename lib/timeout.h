@@ -156,6 +156,7 @@ struct or_tmo_config {
 	double backoff;             /* >= 1: deadline growth per heavy-loss timeout; 1 = off */
 	uint64_t backoff_after_us;  /* the run of heavy-loss timeouts must also cut this much */
 	double loss_threshold;      /* [0, 1]: loss fraction that counts as "lossy" */
+	double loss_budget;         /* [0, 1): mean fraction hard bounds may cut; 0 = no limit */
 	uint32_t clean_ops_to_grow; /* >= 1 */
 	uint32_t incast_initial;    /* 0 = nranks - 1; else <= max(1, nranks - 1) */
 	uint32_t user_incast;       /* 0 = adaptive; else fixed, <= max(1, nranks - 1) */
@@ -177,6 +178,7 @@ struct or_tmo_decision {
 	uint32_t estimates;    /* how many ranks the consensus was taken over */
 	uint64_t quiet_us;     /* early timeout's quiet time; UINT64_MAX when disabled */
 	double backoff;
+	double stretch;         /* >= 1: t_B's growth that keeps the cuts within loss_budget */
 	enum or_tmo_reason why; /* INITIAL, USER, ADAPTIVE, CLAMP_MIN, CLAMP_MAX */
 
 	uint32_t done_class;           /* size class of the last completion */
@@ -198,6 +200,8 @@ struct or_tmo_class {
 	uint32_t nrecent;               /* how many of recent[] are filled */
 	uint32_t recent_next;           /* where the next one goes */
 	double backoff;
+	double cut_loss; /* moving mean of the fraction hard bounds cut, per operation */
+	double stretch;  /* t_B's factor from the loss budget; 0 until set (read as 1) */
 	uint32_t cuts_in_row; /* heavy-loss hard timeouts since the last clean completion */
 	uint64_t cut_us;      /* their samples summed: how long the run has lasted */
 	int consensus_stale;  /* t_C or a peer estimate changed since the last deadline */
@@ -321,5 +325,13 @@ enum or_tmo_reason or_tmo_phase_check(const struct or_tmo *t, size_t bytes,
 uint32_t or_tmo_incast(const struct or_tmo *t);
 
 const struct or_tmo_decision *or_tmo_last(const struct or_tmo *t);
+
+/*
+ * The share of an operation's elements that its hard bounds cut on this rank (0 when
+ * none hit); folded into the size class's moving mean, which the loss budget holds down
+ * by stretching t_B (docs/design.md, "Deadlines and the timeout controller").  Call it
+ * after or_tmo_complete() for the same operation.
+ */
+void or_tmo_cut_loss(struct or_tmo *t, size_t bytes, double fraction);
 
 #endif /* OR_TIMEOUT_H */

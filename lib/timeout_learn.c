@@ -77,7 +77,7 @@ static void finish_calibration(struct or_tmo *t, struct or_tmo_class *k)
 static double plain_bound(const struct or_tmo_class *k)
 {
 	double cons = k->consensus ? (double)k->consensus : k->t_c;
-	return k->t_b * cons / k->t_c0;
+	return k->t_b * cons / k->t_c0 * (k->stretch > 1.0 ? k->stretch : 1.0);
 }
 
 static enum or_tmo_reason fold_sample(struct or_tmo *t, struct or_tmo_class *k, uint32_t sample,
@@ -201,4 +201,44 @@ enum or_tmo_reason or_tmo_complete(struct or_tmo *t, size_t bytes, uint64_t elap
 	t->last.incast_why = fold_incast(t, hit, loss);
 	t->last.incast = t->incast;
 	return why;
+}
+
+/* t_B grows by this much per operation while the cuts' moving mean is over budget, and
+ * shrinks by OR_TMO_STRETCH_DECAY per operation while it is under half of it. */
+#define OR_TMO_STRETCH_GROW 1.1
+#define OR_TMO_STRETCH_DECAY 0.99
+
+void or_tmo_cut_loss(struct or_tmo *t, size_t bytes, double fraction)
+{
+	const struct or_tmo_config *cfg = &t->cfg;
+	struct or_tmo_class *k = &t->cls[or_tmo_size_class(bytes)];
+	double plain, cap, stretch = k->stretch > 1.0 ? k->stretch : 1.0;
+
+	if (cfg->loss_budget <= 0.0 || cfg->user_timeout_us || !k->calibrated)
+		return;
+	if (!(fraction > 0.0))
+		fraction = 0.0;
+	else if (fraction > 1.0)
+		fraction = 1.0;
+	/*
+	 * A deadline 1.1x the median phase cuts a burst's tail, and what it cuts is estimated;
+	 * but on hosts whose phases jitter by more than that (ranks sharing cores with their
+	 * own compute) it cuts a fifth of the data of most operations, and a trainer needs
+	 * more steps for it than the deadline saved.  So the cuts, on average, stay within
+	 * the budget: over it, t_B stretches; well under it, the stretch wears off.
+	 */
+	k->cut_loss += cfg->ewma_alpha * (fraction - k->cut_loss);
+	if (k->cut_loss > cfg->loss_budget) {
+		plain = plain_bound(k);
+		cap = plain > 0.0 ? stretch * (double)cfg->max_us / plain : stretch;
+		stretch *= OR_TMO_STRETCH_GROW;
+		if (stretch > cap)
+			stretch = cap > 1.0 ? cap : 1.0;
+	} else if (k->cut_loss < cfg->loss_budget / 2) {
+		stretch *= OR_TMO_STRETCH_DECAY;
+		if (stretch < 1.0)
+			stretch = 1.0;
+	}
+	k->stretch = stretch;
+	k->consensus_stale = 1;
 }

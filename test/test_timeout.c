@@ -127,6 +127,12 @@ static const char *break_config(int i, struct or_tmo_config *c)
 	case 26:
 		c->absent_factor = NAN;
 		return "absent_factor NaN";
+	case 27:
+		c->loss_budget = 1.0;
+		return "loss_budget = 1";
+	case 28:
+		c->loss_budget = NAN;
+		return "loss_budget NaN";
 	case 24:
 		c->nranks = OR_TMO_INLINE_RANKS + 1;
 		return "nranks > OR_TMO_INLINE_RANKS, no store";
@@ -907,6 +913,70 @@ static void test_incast(void)
 	CHECK(or_tmo_incast(&t) == 1, "2 ranks: incast stays 1");
 }
 
+/*
+ * The loss budget: phases that jitter past t_B cut a fifth of every other operation;
+ * the deadline stretches until the cuts' mean is within the budget, holds while it is,
+ * wears off once nothing is cut, and never passes max_us.  Budget 0: no stretch.
+ */
+static void test_loss_budget(void)
+{
+	struct or_tmo_config c = base_cfg();
+	struct or_tmo t;
+	uint64_t plain, stretched, top = 0;
+	double mean = 0;
+	int cut = 0;
+
+	c.loss_budget = 0.02;
+	or_tmo_init(&t, &c);
+	calibrate_flat(&t, c.calib_ops, 1000);
+	plain = or_tmo_decide(&t, SZ);
+	CHECK(plain == 1500 && or_tmo_last(&t)->stretch == 1.0,
+	      "calibrated: deadline %llu us (t_B 1.5 x 1000), no stretch",
+	      (unsigned long long)plain);
+	/* Phases of 1000 and 1800 us alternate: the slow ones hit a bound of 1500 us and lose
+	 * 20 % of their elements until the deadline covers them. */
+	for (int i = 0; i < 200; i++) {
+		uint64_t d = or_tmo_decide(&t, SZ), phase = i % 2 ? 1800 : 1000;
+		int hit = phase > d;
+		double lost = hit ? 0.2 : 0.0;
+		or_tmo_complete(&t, SZ, hit ? d : phase, hit, 0.0);
+		or_tmo_cut_loss(&t, SZ, lost);
+		if (i >= 100) {
+			mean += lost / 100;
+			cut += hit;
+		}
+		if (d > top)
+			top = d;
+	}
+	stretched = or_tmo_decide(&t, SZ);
+	CHECK(stretched > 1800 && mean <= c.loss_budget,
+	      "jitter past t_B: deadline stretched to %llu us, later cuts %.4f of the elements "
+	      "(budget %.2f, %d of 100 operations cut)",
+	      (unsigned long long)stretched, mean, c.loss_budget, cut);
+	CHECK(top <= c.max_us, "stretch never passes max_us (largest deadline %llu us)",
+	      (unsigned long long)top);
+	for (int i = 0; i < 400; i++) {
+		or_tmo_complete(&t, SZ, 1000, 0, 0.0);
+		or_tmo_cut_loss(&t, SZ, 0.0);
+	}
+	CHECK(or_tmo_decide(&t, SZ) == plain && or_tmo_last(&t)->stretch == 1.0,
+	      "nothing cut for 400 operations: back to %llu us", (unsigned long long)plain);
+	for (int i = 0; i < 1000; i++) {
+		or_tmo_complete(&t, SZ, 1000, 1, 0.0);
+		or_tmo_cut_loss(&t, SZ, 1.0);
+	}
+	CHECK(or_tmo_decide(&t, SZ) == c.max_us, "everything cut: stretched up to max_us");
+
+	c.loss_budget = 0;
+	or_tmo_init(&t, &c);
+	calibrate_flat(&t, c.calib_ops, 1000);
+	for (int i = 0; i < 50; i++) {
+		or_tmo_complete(&t, SZ, 1500, 1, 0.0);
+		or_tmo_cut_loss(&t, SZ, 0.5);
+	}
+	CHECK(or_tmo_last(&t)->stretch == 1.0, "budget 0: no stretch");
+}
+
 int main(void)
 {
 	test_config();
@@ -919,6 +989,7 @@ int main(void)
 	test_extremes();
 	test_consensus();
 	test_incast();
+	test_loss_budget();
 	printf("%s: %d failure(s)\n", check_failures ? "FAIL" : "PASS", check_failures);
 	return check_failures ? 1 : 0;
 }

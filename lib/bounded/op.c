@@ -205,6 +205,16 @@ static void controller_sample(const struct or_bounded_op *op, struct op_sample *
 	s->skip = absent && !other_cut;
 }
 
+/* The share of the elements this rank expected that did not arrive. */
+static double lost_fraction(const struct or_bounded_op *op)
+{
+	const struct optireduce_status *st = op->c->status;
+	double expected = (double)st->elements_expected[0] + (double)st->elements_expected[1];
+	double received = (double)st->elements_received[0] + (double)st->elements_received[1];
+
+	return expected > 0 ? (expected - received) / expected : 0.0;
+}
+
 /* An operation that moved nothing (one rank, no elements) teaches the controller nothing. */
 static void teach_controller(struct or_bounded *b, const struct or_bounded_op *op,
                              const struct op_sample *s)
@@ -224,8 +234,10 @@ static void teach_controller(struct or_bounded *b, const struct or_bounded_op *o
 	if (b->pace.loss_ops < OR_PACE_WARMUP || encoded_bytes < OR_LOSS_MIN_PKTS * b->payload)
 		excess = 0;
 	if (or_tmo_complete(&b->tmo, bytes, (uint64_t)s->longest_us, s->hit,
-	                    excess > 0 ? excess : 0) != OR_TMO_CALIBRATED)
+	                    excess > 0 ? excess : 0) != OR_TMO_CALIBRATED) {
+		or_tmo_cut_loss(&b->tmo, bytes, s->hit ? lost_fraction(op) : 0.0);
 		return;
+	}
 	or_tmo_decide(&b->tmo, bytes);
 	d = or_tmo_last(&b->tmo);
 	or_log(OR_LOG_DEBUG,
