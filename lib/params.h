@@ -86,9 +86,9 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "Bounded mode: the deadline backs off (x1.5 per cut) only once heavy-loss cuts in a "    \
 	  "row (at least 3) have cut phases for this long, or 8 cuts in a row: a slowdown "        \
 	  "that lasts, not a burst")                                                               \
-	X(LOSS_BUDGET, "loss_budget", OR_PT_DOUBLE, "0.02", "0", "0.99",                          \
-	  "Bounded mode: mean fraction of an operation's elements the hard bound may cut; "     \
-	  "above it the deadline stretches (x1.1 per operation), 0 = no limit")                \
+	X(LOSS_BUDGET, "loss_budget", OR_PT_DOUBLE, "0.05", "0", "0.99",                           \
+	  "Bounded mode: mean fraction of an operation's elements the hard bound may cut; "        \
+	  "above it each cut stretches the deadline x1.1, 0 = no limit")                           \
 	X(EARLY_TIMEOUT, "early_timeout", OR_PT_BOOL, "1", "", "",                                 \
 	  "Bounded mode: close a phase once every sender's last packet is in and nothing "         \
 	  "arrived for early_fraction * t_C; 0 = wait for all data or the hard bound")             \

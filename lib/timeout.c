@@ -78,7 +78,7 @@ void or_tmo_config_default(struct or_tmo_config *cfg)
 	/* Healthy shared clouds lose 0.05-0.2% (docs/design.md, "Pacing"); 1% means congestion. */
 	cfg->loss_threshold = 0.01;
 	cfg->clean_ops_to_grow = 8;
-	cfg->loss_budget = 0.02;
+	cfg->loss_budget = 0.05;
 	cfg->incast_initial = 0;
 	cfg->user_incast = 0;
 }

@@ -203,7 +203,7 @@ enum or_tmo_reason or_tmo_complete(struct or_tmo *t, size_t bytes, uint64_t elap
 	return why;
 }
 
-/* t_B grows by this much per operation while the cuts' moving mean is over budget, and
+/* t_B grows by this much per cut operation while the cuts' moving mean is over budget, and
  * shrinks by OR_TMO_STRETCH_DECAY per operation while it is under half of it. */
 #define OR_TMO_STRETCH_GROW 1.1
 #define OR_TMO_STRETCH_DECAY 0.99
@@ -228,7 +228,10 @@ void or_tmo_cut_loss(struct or_tmo *t, size_t bytes, double fraction)
 	 * the budget: over it, t_B stretches; well under it, the stretch wears off.
 	 */
 	k->cut_loss += cfg->ewma_alpha * (fraction - k->cut_loss);
-	if (k->cut_loss > cfg->loss_budget) {
+	/* Only a cut stretches: the mean stays over budget for several operations after one
+	 * large cut, and stretching on each of them would move the deadline past a burst
+	 * that cut once. */
+	if (fraction > 0.0 && k->cut_loss > cfg->loss_budget) {
 		plain = plain_bound(k);
 		cap = plain > 0.0 ? stretch * (double)cfg->max_us / plain : stretch;
 		stretch *= OR_TMO_STRETCH_GROW;
