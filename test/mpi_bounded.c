@@ -321,6 +321,18 @@ static int test_loss(optireduce_comm_t *comm, size_t count, double p_inject, dou
 		MPI_Allreduce(&expected, &all_exp, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 		MPI_Allreduce(&own, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
 		MPI_Allreduce(MPI_IN_PLACE, &fallbacks, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+		/* Per status slot (Transpose: reduce-scatter, all-gather): all ranks, the worst. */
+		{
+			double v[4] = {lost - lost2, expected - expected2, lost2, expected2};
+			double all[4], own2 = expected2 > 0 ? lost2 / expected2 : 0, worst2;
+			MPI_Allreduce(v, all, 4, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+			MPI_Allreduce(&own2, &worst2, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+			if (rank == 0)
+				printf("loss %.2f%s: lost %.4f in phase 1, %.4f in phase 2 (worst "
+				       "rank %.4f), %.0f blocks fell back\n",
+				       p, repair ? " repaired" : "", all[0] / all[1],
+				       all[3] > 0 ? all[2] / all[3] : 0, worst2, fallbacks);
+		}
 		seen = all_lost / all_exp;
 		last_seen = seen;
 		last_nmse = nmse;
