@@ -131,8 +131,8 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "unknown)")                                                                              \
 	X(REPAIR, "repair", OR_PT_BOOL, "1", "", "",                                               \
 	  "Bounded mode: receivers ask senders again for the datagrams a phase misses, and "      \
-	  "senders resend them, while the phase's deadline leaves a round trip; 0 = what did "     \
-	  "not arrive is only estimated")                                                          \
+	  "senders resend them, while the phase's deadline leaves a round trip and peers still "  \
+	  "wait for the receiver's next phase; 0 = what did not arrive is only estimated")         \
 	X(INJECT_LOSS, "inject_loss", OR_PT_DOUBLE, "0", "0", "1",                                 \
 	  "Testing: drop this fraction of outgoing bounded datagrams (seeded): data packets "     \
 	  "but a phase's last ones, repair requests and resends")                 \

@@ -420,6 +420,16 @@ enum or_tmo_reason or_tmo_phase_check(const struct or_tmo *t, size_t bytes,
 	return OR_TMO_NOT_YET;
 }
 
+uint64_t or_tmo_absent_us(const struct or_tmo *t, size_t bytes, uint64_t *t_c_us)
+{
+	const struct or_tmo_class *k = &t->cls[or_tmo_size_class(bytes)];
+
+	*t_c_us = k->consensus;
+	if (!t->cfg.early_timeout || !(t->cfg.absent_factor > 0.0) || k->quiet == UINT64_MAX)
+		return 0;
+	return ceil_u64(t->cfg.absent_factor * (double)k->consensus);
+}
+
 uint32_t or_tmo_incast(const struct or_tmo *t)
 {
 	return t->incast;

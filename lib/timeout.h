@@ -321,6 +321,14 @@ uint32_t or_tmo_local_estimate(const struct or_tmo *t, size_t bytes);
 enum or_tmo_reason or_tmo_phase_check(const struct or_tmo *t, size_t bytes,
                                       const struct or_tmo_phase *ph, uint64_t now_us);
 
+/*
+ * How long after a phase began early timeout stops waiting for a sender that sent nothing
+ * in it, absent_factor * consensus t_C (or_tmo_phase_check()), and that t_C in *t_c_us, as
+ * of the last or_tmo_decide() for this size.  0 while such a sender is waited for to the
+ * hard bound (no t_C yet, absent_factor 0 or early timeout off).  O(1).
+ */
+uint64_t or_tmo_absent_us(const struct or_tmo *t, size_t bytes, uint64_t *t_c_us);
+
 /* Senders a Transpose receiver should admit at once, in [1, max(1, nranks-1)]. */
 uint32_t or_tmo_incast(const struct or_tmo *t);
 

@@ -477,6 +477,11 @@ static void test_phase(void)
 				exact = 0;
 		}
 		CHECK(exact, "absent sender: NOT_YET until 1.5 x t_C, then early timeout");
+		{
+			uint64_t t_c = 0;
+			CHECK(or_tmo_absent_us(&t, SZ, &t_c) == 1500 && t_c == 1000,
+			      "absent wait: 1.5 x t_C, and t_C itself (repair ends by them)");
+		}
 		ph.last_arrival_us = start + 1400;
 		CHECK(or_tmo_phase_check(&t, SZ, &ph, start + 1649) == OR_TMO_NOT_YET &&
 		          or_tmo_phase_check(&t, SZ, &ph, start + 1650) == OR_TMO_EARLY_TIMEOUT,
@@ -498,9 +503,21 @@ static void test_phase(void)
 		CHECK(or_tmo_phase_check(&t, SZ, &ph, start + 2999) == OR_TMO_NOT_YET &&
 		          or_tmo_phase_check(&t, SZ, &ph, start + 3000) == OR_TMO_HARD_BOUND,
 		      "absent_factor 0: a silent sender is waited for to the bound");
+		{
+			uint64_t t_c = 0;
+			CHECK(or_tmo_absent_us(&t, SZ, &t_c) == 0,
+			      "absent_factor 0: no absent wait (waited for to the bound)");
+		}
 		or_tmo_init(&t, &c);
 		CHECK(or_tmo_phase_check(&t, SZ, &ph, start + c.initial_us - 1) == OR_TMO_NOT_YET,
 		      "no t_C yet: a silent sender is waited for");
+		c.absent_factor = 1.5;
+		or_tmo_init(&t, &c);
+		{
+			uint64_t t_c = 0;
+			CHECK(or_tmo_absent_us(&t, SZ, &t_c) == 0,
+			      "no t_C yet: no absent wait (waited for to the bound)");
+		}
 		c.absent_factor = 1.5;
 		c.calib_margin = base_cfg().calib_margin;
 	}

@@ -70,6 +70,7 @@ struct or_txbuf {
 struct or_parked {
 	uint16_t len;
 	uint8_t *data;
+	double arrived_us; /* when it came (or_inbound.first_us) */
 };
 
 /* What this rank expects from one sender in one phase, and what arrived. */
@@ -81,6 +82,7 @@ struct or_inbound {
 	size_t got_pkts;
 	uint8_t *seen; /* one byte per packet: simpler than bits, and small next to the data */
 	int last_seen;
+	double first_us; /* when its first packet came, parked or not: the sender had begun */
 };
 
 /* What this rank sends to one peer in one phase. */
@@ -122,6 +124,7 @@ struct or_phase {
 	uint32_t incast;
 	uint32_t turn; /* next peer of the group to send to: round-robin survives token waits */
 	int sent_all;
+	double sent_all_us; /* when this rank's last packet of the phase left */
 };
 
 struct or_bounded_op {
@@ -281,6 +284,7 @@ int or_bd_inject_drop(struct or_bounded *b);
 
 /* phase.c */
 struct or_inbound *or_bd_inbound_of(struct or_phase *ph, uint32_t size, uint32_t sender);
+struct or_outbound *or_bd_outbound_of(struct or_phase *ph, uint32_t size, uint32_t peer);
 uint32_t or_bd_inbound_slots(const struct or_phase *ph, uint32_t size);
 void or_bd_free_phases(struct or_bounded_op *op);
 /* The send order of a region of n packets: packet k goes k-th * stride mod n. */

@@ -23,7 +23,8 @@ struct or_inbound *or_bd_inbound_of(struct or_phase *ph, uint32_t size, uint32_t
 	return NULL;
 }
 
-static struct or_outbound *outbound_of(struct or_phase *ph, uint32_t size, uint32_t peer)
+/* The outbound slot to peer in ph, or NULL if the phase declared none. */
+struct or_outbound *or_bd_outbound_of(struct or_phase *ph, uint32_t size, uint32_t peer)
 {
 	if (ph->cap >= size)
 		return peer < size ? &ph->out[peer] : NULL;
@@ -160,7 +161,7 @@ int or_bop_send_region(struct or_coll *c, unsigned phase, uint32_t peer, const v
 
 	if (!ph || peer >= c->size || peer == c->rank || bytes > UINT32_MAX)
 		return -OPTIREDUCE_EINVAL;
-	o = outbound_of(ph, c->size, peer);
+	o = or_bd_outbound_of(ph, c->size, peer);
 	if (!o) {
 		if (ph->nout >= ph->cap)
 			return -OPTIREDUCE_EINVAL;

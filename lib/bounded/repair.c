@@ -4,10 +4,11 @@
  * that knows what a sender's phase misses (the sender's LAST came, or the phase fell quiet)
  * asks that sender for exactly those packets in one request of ranges; the sender resends
  * them from the region it sent them from, paced by the channel's token bucket.  Requests
- * stop once the phase's deadline leaves less than a round trip.  Nothing is sent again on a
- * timer: a request is answered or not, and a receiver asks again only when the phase stays
- * quiet, at most OR_REPAIR_ROUNDS times.  Requests and resends are datagrams like any other:
- * validated on arrival, lost by injection like data.
+ * stop once the phase's deadline leaves less than a round trip, and in a phase followed by
+ * sends of this rank's own, before its peers stop waiting for those.  Nothing is sent again
+ * on a timer: a request is answered or not, and a receiver asks again only when the phase
+ * stays quiet, at most OR_REPAIR_ROUNDS times.  Requests and resends are datagrams like any
+ * other: validated on arrival, lost by injection like data.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -131,6 +132,78 @@ int or_rep_send(struct or_bounded *b, struct or_bounded_op *op, uint32_t peer,
 
 /* ---- the receiver's side: asking ---- */
 
+/*
+ * When the peers this rank sends to in the next phase began it, as far as this rank knows:
+ * its earliest packet of that phase from one of them (or_now_us()), 0 when none came yet.
+ */
+static double next_begun_us(struct or_bounded_op *op, unsigned phase)
+{
+	struct or_phase *next = &op->ph[phase + 1];
+	double first = 0;
+
+	for (uint32_t i = 0, n = or_bd_inbound_slots(next, op->c->size); i < n; i++) {
+		const struct or_inbound *in = &next->in[i];
+		const struct or_outbound *o;
+		if (!in->first_us || (first && in->first_us >= first))
+			continue;
+		o = or_bd_outbound_of(next, op->c->size, in->peer);
+		if (o && o->npkts)
+			first = in->first_us;
+	}
+	return first;
+}
+
+/* Whether this rank sends anything in the phase. */
+static int sends_in(const struct or_bounded_op *op, unsigned phase)
+{
+	const struct or_phase *ph = &op->ph[phase];
+
+	for (uint32_t i = 0, n = or_rep_slots(ph, op->c->size, 1); i < n; i++)
+		if (ph->out[i].npkts)
+			return 1;
+	return 0;
+}
+
+/*
+ * When repair of a begun phase must be over, on or_now_us()'s clock; requests stop, and early
+ * timeout stops waiting for their answers, a round trip before.  By the phase's deadline;
+ * and, when this rank sends in the next phase, a normal phase's length (t_C) before its
+ * peers stop waiting for those sends (docs/design.md, "Repair inside the deadline"): that
+ * much is left for them to reach peers that are descheduled and draining like any.  A peer
+ * judges a sender it has heard nothing from in a phase absent absent_factor x t_C after it
+ * began the phase, or meets the phase's deadline first, and then loses all that sender
+ * sends it there: holding this phase for a packet would cost every peer a whole send.
+ * Peers began the next phase when this one's first pass ended: at the later of its newest
+ * first-pass packet here and this rank's own last send, or when one of them sent a packet
+ * of it, if that was earlier.  One that did so before this rank's own sends were out
+ * closed this phase without all of them and waits for this rank little or not at all.
+ */
+static double repair_end_us(struct or_bounded *b, struct or_bounded_op *op, unsigned phase,
+                            double now)
+{
+	const struct or_phase *ph = &op->ph[phase];
+	double end = ph->start_us + (double)ph->deadline_us, ref = op->rep->first_pass_us[phase];
+	double begun, next_end;
+	uint64_t t_c, absent = or_tmo_absent_us(&b->tmo, op->c->count * op->c->esize, &t_c);
+
+	if (!absent || phase + 1 >= op->nphases || !sends_in(op, phase + 1))
+		return end;
+	begun = next_begun_us(op, phase);
+	if (begun && (!ph->sent_all || begun < ph->sent_all_us))
+		return ph->start_us;
+	if (!ph->sent_all)
+		ref = now > ref ? now : ref;
+	else if (ph->sent_all_us > ref)
+		ref = ph->sent_all_us;
+	if (begun && begun < ref)
+		ref = begun;
+	ref += (double)absent;
+	/* Phase p ends by phase 0's start + (p + 1) deadlines (phase.c, phase_deadline). */
+	next_end = op->ph[0].start_us + (double)(phase + 2) * (double)op->ph[0].deadline_us;
+	ref = (ref < next_end ? ref : next_end) - (double)t_c;
+	return ref < end ? ref : end;
+}
+
 /* Which missing packets a request names. */
 enum ask_what {
 	ASK_GAPS,  /* passed over in the sender's order, not asked yet */
@@ -213,7 +286,7 @@ static int ask(struct or_bounded *b, struct or_bounded_op *op, unsigned step, do
 	double rtt = rtt_us(b), quiet_from;
 	int sent = 0;
 
-	if (!ph->begun || ph->closed || (double)ph->deadline_us - (now - ph->start_us) < rtt)
+	if (!ph->begun || ph->closed || repair_end_us(b, op, step, now) - now < rtt)
 		return 0;
 	for (uint32_t i = 0, n = or_rep_slots(ph, op->c->size, 0); i < n; i++) {
 		struct or_inbound *in = &ph->in[i];
@@ -243,7 +316,7 @@ int or_bd_repair_hold(struct or_bounded *b, struct or_bounded_op *op, unsigned p
 	struct or_repair *rep = op->rep;
 	double now = or_now_us(), rtt = rtt_us(b);
 
-	if (!rep || !or_bd_repair_on(b) || (double)ph->deadline_us - (now - ph->start_us) < rtt)
+	if (!rep || !or_bd_repair_on(b) || repair_end_us(b, op, phase, now) - now < rtt)
 		return 0;
 	for (uint32_t i = 0, n = or_rep_slots(ph, op->c->size, 0); i < n; i++) {
 		const struct or_rep_in *ri = &rep->in[phase * rep->cap + i];

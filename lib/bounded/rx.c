@@ -66,7 +66,7 @@ uint16_t or_bd_max_steps(uint32_t n)
 	return m > UINT16_MAX ? UINT16_MAX : (uint16_t)m;
 }
 
-static void park(struct or_bounded *b, const uint8_t *pkt, size_t len)
+static void park(struct or_bounded *b, const uint8_t *pkt, size_t len, double now_us)
 {
 	uint8_t *copy;
 
@@ -80,6 +80,7 @@ static void park(struct or_bounded *b, const uint8_t *pkt, size_t len)
 	memcpy(copy, pkt, len);
 	b->park[b->nparked].data = copy;
 	b->park[b->nparked].len = (uint16_t)len;
+	b->park[b->nparked].arrived_us = now_us;
 	b->nparked++;
 	b->stats.packets_parked++;
 }
@@ -134,8 +135,9 @@ static void place(struct or_bounded *b, struct or_bounded_op *op, struct or_phas
 	op->packets_received++;
 }
 
+/* arrived_us: when the datagram came (a parked one earlier than now). */
 static void deliver(struct or_bounded *b, struct or_bounded_op *op, const struct or_wire_hdr *h,
-                    const uint8_t *payload)
+                    const uint8_t *payload, double arrived_us)
 {
 	struct or_phase *ph;
 	struct or_inbound *in;
@@ -153,6 +155,9 @@ static void deliver(struct or_bounded *b, struct or_bounded_op *op, const struct
 		return;
 	}
 	mark_earlier_phases_sent(op, h);
+	/* The sender had begun this phase by then (repair.c, repair_end_us). */
+	if (!in->first_us || arrived_us < in->first_us)
+		in->first_us = arrived_us;
 	if (ph->closed) {
 		b->stats.packets_stale++;
 		return;
@@ -248,10 +253,10 @@ static void handle_packet(struct or_bounded *b, const uint8_t *pkt, size_t len, 
 	}
 	/* Kept until the operation's algorithm has declared its phases and regions. */
 	if (!op || !op->ph) {
-		park(b, pkt, len);
+		park(b, pkt, len, or_now_us());
 		return;
 	}
-	deliver(b, op, &h, pkt + OR_WIRE_HDR_SIZE);
+	deliver(b, op, &h, pkt + OR_WIRE_HDR_SIZE, or_now_us());
 }
 
 /* With lock held: handles the packets reaped so far and gives their buffers back. */
@@ -299,7 +304,7 @@ void or_bd_replay_parked(struct or_bounded *b, struct or_bounded_op *op)
 		struct or_parked p = b->park[i];
 		struct or_wire_hdr h;
 		if (or_wire_decode(p.data, p.len, &h) == 0 && h.seq == op->c->seq) {
-			deliver(b, op, &h, p.data + OR_WIRE_HDR_SIZE);
+			deliver(b, op, &h, p.data + OR_WIRE_HDR_SIZE, p.arrived_us);
 			free(p.data);
 		} else if (or_wire_decode(p.data, p.len, &h) == 0 && finished(b, h.seq)) {
 			b->stats.packets_stale++;

@@ -70,7 +70,8 @@ static void note_sent_all(struct or_bounded_op *op, struct or_phase *ph, unsigne
 
 	if (ph->sent_all || or_bd_unsent_peers(ph))
 		return;
-	took_us = or_now_us() - ph->start_us;
+	ph->sent_all_us = or_now_us();
+	took_us = ph->sent_all_us - ph->start_us;
 	ph->sent_all = 1;
 	op->send_us += took_us;
 	or_log(OR_LOG_TRACE, "op %llu phase %u: last packet sent after %.0f us",
