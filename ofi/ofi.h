@@ -34,6 +34,10 @@ struct or_ofi_xfer {
 	or_ofi_cb cb; /* optional, called from or_ofi_poll after done is set */
 	void *cb_arg;
 	uint32_t src; /* a receive's sender: its index in the address vector, or OR_OFI_SRC_* */
+	int cancel_asked; /* or_ofi_quiesce asked libfabric to cancel it */
+	/* Posted and not completed yet, on an RDM endpoint (or_ofi_quiesce). */
+	struct or_ofi_xfer *posted_next;
+	struct or_ofi_xfer *posted_prev;
 };
 
 /* The provider does not report sources (no FI_SOURCE), or the completion is not a receive. */
@@ -75,6 +79,19 @@ int or_ofi_send(struct or_ofi *o, uint32_t peer, const void *buf, size_t len,
 int or_ofi_recv(struct or_ofi *o, void *buf, size_t len, struct or_ofi_xfer *x);
 /* The system's words for why the last or_ofi_send failed (e.g. "Operation not permitted"). */
 const char *or_ofi_send_error(const struct or_ofi *o);
+
+/*
+ * After a failure, before the memory of posted transfers is freed: cancels every transfer
+ * posted on an RDM endpoint and not completed (fi_cancel), then reaps completions until
+ * each has come back or timeout_ms passed.  A transfer still out then (a send that waits
+ * for a peer that will never take it) cannot be cancelled: the endpoint is closed, so that
+ * libfabric can never write to its context or buffer afterwards, and every such transfer
+ * is marked done with -OPTIREDUCE_ECANCELED.  Returns how many had to be abandoned so.
+ * A closed endpoint takes no transfer (-OPTIREDUCE_EPEER) and polls empty.
+ */
+int or_ofi_quiesce(struct or_ofi *o, int timeout_ms);
+/* Transfers posted on an RDM endpoint and not completed. */
+unsigned or_ofi_posted(const struct or_ofi *o);
 
 /* Reap up to max completions; returns how many, or a negative code. */
 int or_ofi_poll(struct or_ofi *o, int max);

@@ -54,7 +54,8 @@ static int alloc_buffers(struct or_bounded *b)
 	b->rx_mem = malloc(b->nrx * b->max_msg);
 	b->tx_mem = malloc(OR_TX_POOL * b->max_msg);
 	b->park = calloc(OR_PARK_MAX, sizeof(*b->park));
-	if (!b->rx_mem || !b->tx_mem || !b->park || or_sendfail_init(&b->sendfail, b->comm->size))
+	if (!b->rx_mem || !b->tx_mem || !b->park || or_sendfail_init(&b->sendfail, b->comm->size) ||
+	    or_liveness_init(&b->live, b->comm->size))
 		return -OPTIREDUCE_ENOMEM;
 	or_bd_tx_init(b);
 	return 0;
@@ -118,6 +119,7 @@ int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bou
 	b->comm = comm;
 	b->seq_hi = OR_SEQ_WINDOW; /* operation 0 is next (op.c, update_window) */
 	b->wait_fd = b->wake[0] = b->wake[1] = -1;
+	b->dead_rank = -1;
 	ret = or_ofi_open(OR_OFI_DGRAM, or_param_str(&comm->params, OR_P_BOUNDED_PROVIDER),
 	                  same_host, &b->ep);
 	if (ret) {
@@ -160,6 +162,7 @@ void or_bounded_destroy(struct or_bounded *b)
 	free(b->tmo_store);
 	or_bd_repair_free(b);
 	or_sendfail_fini(&b->sendfail);
+	or_liveness_fini(&b->live);
 	for (unsigned r = 0; r < OR_INFLIGHT_MAX; r++)
 		for (unsigned i = 0; i < OR_BOP_SCRATCH_SLOTS; i++)
 			free(b->scratch[r][i]);
@@ -225,13 +228,16 @@ static int any_sending(struct or_bounded *b)
 int or_bounded_poll(struct or_bounded *b)
 {
 	unsigned step;
-	int ret;
+	int ret, sent;
 
 	b->app_us = or_now_us();
 	ret = or_bd_reap(b);
 	if (ret < 0)
 		return ret;
 	ret += or_bd_drain_ready(b);
+	/* After the drain: what just arrived says its sender lives. */
+	if ((sent = or_bd_peers_check(b)) < 0)
+		return sent;
 	/* Resends first: their phases are further along than the data waiting for tokens. */
 	ret += or_bd_repair_progress(b);
 	/*
@@ -242,7 +248,6 @@ int or_bounded_poll(struct or_bounded *b)
 	 * to finish in the order they started.
 	 */
 	for (unsigned i = 0; i < b->nops; i++) {
-		int sent;
 		if (!or_bd_sending_phase(b->ops[i], &step))
 			continue;
 		sent = or_bd_pump(b, b->ops[i], step);
