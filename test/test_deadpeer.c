@@ -11,12 +11,17 @@
  * what they wrote to shared memory and by their exit status.  The whole run is under an
  * alarm: a survivor that hangs fails the test instead of hanging it.
  *
- *   test_deadpeer [-n ranks] [-m exact|bounded] [-w mid|between] [-t peer_timeout_ms]
+ *   test_deadpeer [-n ranks] [-m exact|bounded] [-w mid|between|stop] [-t peer_timeout_ms]
  *                 [-c count] [-a algorithm] [-H]
  *
  * -w mid: the victim starts operation K (optireduce_iallreduce moves its first data) and
  * never progresses it; it is killed once every survivor is inside operation K.  -w
- * between: the victim completes operation K-1 and is killed before anyone starts K.  -H
+ * between: the victim completes operation K-1 and is killed before anyone starts K.  -w
+ * stop: the victim is stopped (SIGSTOP) inside operation K instead, and continued once
+ * every other rank failed; the others keep their communicator a while longer, so that
+ * what the victim sends on waking reaches endpoints whose operations were given up (their
+ * posted receives must have been cancelled, not left pointing at freed memory), and the
+ * victim must fail too, within the same bound after it woke.  -H
  * keeps the hierarchy on, so that ranks on this host meet in shared memory instead of on
  * the network; -HH makes them two hosts (host_id), the victim the second one's leader.
  */
@@ -38,7 +43,7 @@
 #define SLOT_MAX  4096
 #define WARMUP    3 /* operations every rank completes first: K = WARMUP */
 
-enum when { MID, BETWEEN };
+enum when { MID, BETWEEN, STOP };
 
 struct rank_result {
 	int code;          /* the first failed call's code; 0 if none failed */
@@ -59,6 +64,8 @@ struct shared {
 	volatile int victim_ready;       /* the victim is where it is killed */
 	volatile int killed;
 	volatile double kill_ms;
+	volatile int resumed; /* -w stop: the victim was continued */
+	volatile double resume_ms;
 	struct rank_result res[MAX_RANKS];
 };
 
@@ -131,55 +138,85 @@ static int one_op(optireduce_comm_t *comm, float *in, float *out, int op)
 	                            NULL);
 }
 
-/* The victim: warm-up, then either sits inside operation K or waits after K-1 to die. */
-static void victim_main(optireduce_comm_t *comm, float *in, float *out)
-{
-	optireduce_req_t *req;
-
-	if (when == MID) {
-		for (size_t i = 0; i < count; i++)
-			in[i] = input(victim, i, WARMUP);
-		if (optireduce_iallreduce(comm, in, out, count, OPTIREDUCE_FLOAT32,
-		                          OPTIREDUCE_SUM, &req))
-			_exit(3);
-		/* Wait until the survivors are inside K too, progressing K meanwhile so that
-		 * they get some of its data, then stop progressing and wait to be killed. */
-		for (;;) {
-			int in_all = 1;
-			for (int r = 0; r < nranks; r++)
-				in_all &= r == victim || sh->entered[r];
-			if (in_all)
-				break;
-			if (optireduce_test(req) != OPTIREDUCE_INPROGRESS)
-				break; /* done or failed alone: killed all the same */
-			usleep(100);
-		}
-	}
-	sh->victim_ready = 1;
-	for (;;)
-		pause();
-}
-
-static void survivor_main(int rank, optireduce_comm_t *comm, float *in, float *out)
+/*
+ * Operations from op on until one fails or the time runs out: the first failure goes to
+ * res.  Bounded mode estimates a missing peer until it is judged dead, so operations go on
+ * succeeding for a while.  Then one more operation, on the failed communicator.
+ */
+static void run_until_failure(int rank, optireduce_comm_t *comm, float *in, float *out, int op)
 {
 	struct rank_result *res = &sh->res[rank];
 	double limit = now_ms() + peer_timeout_ms + 20000.0;
 
-	if (when == BETWEEN)
-		while (!sh->killed)
-			usleep(1000);
-	sh->entered[rank] = 1;
-	/* Bounded mode estimates a missing peer until it is judged dead: keep going. */
-	for (int op = WARMUP; now_ms() < limit; op++) {
+	for (; !res->code && now_ms() < limit; op++) {
 		int ret = one_op(comm, in, out, op);
 		if (ret) {
 			res->code = ret;
 			res->op = op;
 			res->failed_ms = now_ms();
-			break;
 		}
 	}
 	res->second = one_op(comm, in, out, 0);
+}
+
+/*
+ * The victim: after the warm-up it either sits inside operation K (killed or stopped
+ * there) or waits after K-1 to be killed.  Stopped, it wakes inside K and goes on as the
+ * others did.
+ */
+static void victim_main(optireduce_comm_t *comm, float *in, float *out)
+{
+	struct rank_result *res = &sh->res[victim];
+	optireduce_req_t *req;
+	int ret;
+
+	if (when == BETWEEN) {
+		sh->victim_ready = 1;
+		for (;;)
+			pause();
+	}
+	for (size_t i = 0; i < count; i++)
+		in[i] = input(victim, i, WARMUP);
+	if (optireduce_iallreduce(comm, in, out, count, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM, &req))
+		_exit(3);
+	/* Until the others are inside K too, progressing K meanwhile so that they get some of
+	 * its data; then no more progress until the signal. */
+	for (;;) {
+		int in_all = 1;
+		for (int r = 0; r < nranks; r++)
+			in_all &= r == victim || sh->entered[r];
+		if (in_all || optireduce_test(req) != OPTIREDUCE_INPROGRESS)
+			break; /* done or failed alone: signalled all the same */
+		usleep(100);
+	}
+	sh->victim_ready = 1;
+	if (when == MID)
+		for (;;)
+			pause();
+	while (!sh->resumed)
+		usleep(100); /* stopped in here */
+	ret = optireduce_wait(req, NULL);
+	if (ret) {
+		res->code = ret;
+		res->op = WARMUP;
+		res->failed_ms = now_ms();
+	}
+	run_until_failure(victim, comm, in, out, WARMUP + 1);
+}
+
+static void survivor_main(int rank, optireduce_comm_t *comm, float *in, float *out)
+{
+	if (when == BETWEEN)
+		while (!sh->killed)
+			usleep(1000);
+	sh->entered[rank] = 1;
+	run_until_failure(rank, comm, in, out, WARMUP);
+	if (when == STOP) {
+		/* The woken victim's data arrives at this rank's endpoints meanwhile. */
+		while (!sh->resumed)
+			usleep(1000);
+		usleep(300000);
+	}
 }
 
 static int child(int rank)
@@ -224,8 +261,9 @@ static int child(int rank)
 			res->warmup_bad++;
 	}
 	if (rank == victim)
-		victim_main(comm, in, out); /* never returns */
-	survivor_main(rank, comm, in, out);
+		victim_main(comm, in, out); /* returns only when stopped, not killed */
+	else
+		survivor_main(rank, comm, in, out);
 	t0 = now_ms();
 	res->destroy = optireduce_comm_destroy(comm);
 	res->destroy_ms = now_ms() - t0;
@@ -275,7 +313,7 @@ static int reap(pid_t *pids, double deadline_ms, int *skipped)
 				continue;
 			pids[r] = 0;
 			left--;
-			if (r == victim)
+			if (r == victim && when != STOP)
 				break;
 			if (WIFEXITED(st) && WEXITSTATUS(st) == 77)
 				*skipped = 1;
@@ -288,22 +326,44 @@ static int reap(pid_t *pids, double deadline_ms, int *skipped)
 	return ok;
 }
 
+/* -w stop: once every other rank failed (or the time ran out), the victim continues. */
+static void resume_victim(pid_t victim_pid)
+{
+	double limit = now_ms() + peer_timeout_ms + 20000.0;
+	int all = 0;
+
+	while (!all && now_ms() < limit) {
+		all = 1;
+		for (int r = 0; r < nranks; r++)
+			all &= r == victim || sh->res[r].code != 0;
+		usleep(1000);
+	}
+	sh->resume_ms = now_ms();
+	sh->resumed = 1;
+	if (victim_pid > 0)
+		kill(victim_pid, SIGCONT);
+}
+
+/* peer_timeout_ms, plus what a loaded 2-CPU machine adds: the failed operation's end, the
+ * ranks' turns at the CPUs, the cancellation of its transfers. */
 static void judge(void)
 {
-	double bound = peer_timeout_ms + 2000.0;
+	double bound = peer_timeout_ms + 3000.0;
 
 	for (int r = 0; r < nranks; r++) {
 		struct rank_result *res = &sh->res[r];
-		double after = res->failed_ms - sh->kill_ms;
-		if (r == victim)
+		/* The stopped victim's bound runs from when it was continued. */
+		double after = res->failed_ms - (r == victim ? sh->resume_ms : sh->kill_ms);
+		if (r == victim && when != STOP)
 			continue;
 		CHECK(!res->warmup_bad, "rank %d: warm-up operations exact", r);
 		CHECK(res->code == -OPTIREDUCE_EPEER || res->code == -OPTIREDUCE_ETIMEDOUT,
 		      "rank %d: operation %d returned %d (%s)", r, res->op, res->code,
 		      optireduce_strerror(res->code));
 		CHECK(res->code && after <= bound,
-		      "rank %d: failed %.0f ms after the kill (bound %.0f ms)", r, after, bound);
-		CHECK(when == BETWEEN || strcmp(mode, "exact") || res->op == WARMUP,
+		      "rank %d: failed %.0f ms after it was %s (bound %.0f ms)", r, after,
+		      r == victim ? "continued" : when == STOP ? "stopped" : "killed", bound);
+		CHECK(when == BETWEEN || strcmp(mode, "exact") || res->op == WARMUP || r == victim,
 		      "rank %d: failed in operation %d (killed in %d)", r, res->op, WARMUP);
 		CHECK(res->second == -OPTIREDUCE_EPEER,
 		      "rank %d: an operation after the failure returns %d (%s)", r, res->second,
@@ -330,7 +390,9 @@ static void parse(int argc, char **argv)
 		switch (o) {
 		case 'n': nranks = atoi(optarg); break;
 		case 'm': mode = optarg; break;
-		case 'w': when = strcmp(optarg, "between") == 0 ? BETWEEN : MID; break;
+		case 'w':
+			when = !strcmp(optarg, "between") ? BETWEEN : !strcmp(optarg, "stop") ? STOP : MID;
+			break;
 		case 't': peer_timeout_ms = atoi(optarg); break;
 		case 'c': count = (size_t)atol(optarg); break;
 		case 'a': algorithm = optarg; break;
@@ -358,8 +420,11 @@ int main(int argc, char **argv)
 	pthread_barrierattr_init(&ba);
 	pthread_barrierattr_setpshared(&ba, PTHREAD_PROCESS_SHARED);
 	pthread_barrier_init(&sh->bar, &ba, (unsigned)nranks);
-	printf("%d ranks, %s mode, rank %d killed %s, peer_timeout_ms %d\n", nranks, mode, victim,
-	       when == MID ? "inside an operation" : "between operations", peer_timeout_ms);
+	printf("%d ranks, %s mode, rank %d %s, peer_timeout_ms %d\n", nranks, mode, victim,
+	       when == MID       ? "killed inside an operation"
+	       : when == BETWEEN ? "killed between operations"
+	                         : "stopped inside an operation, continued after the others failed",
+	       peer_timeout_ms);
 	fflush(stdout);
 	for (int r = 0; r < nranks; r++) {
 		pids[r] = fork();
@@ -374,20 +439,24 @@ int main(int argc, char **argv)
 	deadline = now_ms() + 60000.0;
 	while (!sh->victim_ready && now_ms() < deadline)
 		usleep(1000);
-	if (sh->victim_ready && when == MID)
+	if (sh->victim_ready && when != BETWEEN)
 		usleep(200000); /* the survivors wait inside operation K */
 	sh->kill_ms = now_ms();
 	if (pids[victim] > 0)
-		kill(pids[victim], SIGKILL);
+		kill(pids[victim], when == STOP ? SIGSTOP : SIGKILL);
 	sh->killed = 1;
+	if (when == STOP)
+		resume_victim(pids[victim]);
 	ok = reap(pids, now_ms() + peer_timeout_ms + 25000.0, &skipped);
 	if (skipped) {
 		kill_all(pids);
 		printf("no provider: skipping\n");
 		return 77;
 	}
-	CHECK(sh->victim_ready, "the victim reached the point where it is killed");
-	CHECK(ok == nranks - 1, "%d of %d survivors exited cleanly, none hung", ok, nranks - 1);
+	CHECK(sh->victim_ready, "the victim reached the point where it is %s",
+	      when == STOP ? "stopped" : "killed");
+	CHECK(ok == nranks - (when != STOP), "%d of %d ranks that were not killed exited cleanly, none hung",
+	      ok, nranks - (when != STOP));
 	kill_all(pids);
 	judge();
 	printf("%s\n", failures ? "FAILED" : "passed");

@@ -128,10 +128,12 @@ void or_bounded_fail(struct or_bounded *b, int err)
 	h.sender = b->comm->rank;
 	h.seq = b->seq_lo;
 	h.offset = b->dead_rank >= 0 ? (uint32_t)b->dead_rank : OR_WIRE_NO_RANK;
+	/* The rank judged dead too: one that was only stopped (SIGSTOP, a debugger) learns on
+	 * waking that it was left behind, instead of waiting peer_timeout_ms for the others. */
 	for (int copy = 0; copy < OR_FAILED_COPIES; copy++)
 		for (uint32_t p = 0; p < size; p++)
-			if (p != b->comm->rank && (int)p != b->dead_rank)
+			if (p != b->comm->rank)
 				send_notice(b, p, &h);
 	or_log(OR_LOG_DEBUG, "communicator failed (%s): told the other %u ranks",
-	       optireduce_strerror(err), size - 1 - (b->dead_rank >= 0));
+	       optireduce_strerror(err), size - 1);
 }
