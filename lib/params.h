@@ -49,8 +49,10 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "max_msg_size)")                                                                         \
 	X(PEER_TIMEOUT_MS, "peer_timeout_ms", OR_PT_INT, "60000", "1", "86400000",                 \
 	  "Exact mode: fail with ETIMEDOUT when no peer makes progress for this long. Bounded "     \
-	  "mode: fail with EPEER when every datagram to a peer failed to be sent for this long "   \
-	  "(until then a send the host refuses is a loss, counted in packets_send_failed)")        \
+	  "mode: fail with EPEER when a peer sent nothing for this long of the time spent in "     \
+	  "operations that expect data from it (a dead peer; the others are told at once), or "    \
+	  "every datagram to a peer failed to be sent for this long (until then a send the host "  \
+	  "refuses is a loss, counted in packets_send_failed)")                                    \
 	X(MAX_INFLIGHT, "max_inflight", OR_PT_INT, "4", "1", "32",                                 \
 	  "Operations of one communicator that progress at once, in either mode; later ones "      \
 	  "start, in order, as earlier ones finish (in any order).  1 = one at a time: each "      \
