@@ -33,12 +33,15 @@ struct or_ofi_xfer {
 	size_t len;   /* bytes received */
 	or_ofi_cb cb; /* optional, called from or_ofi_poll after done is set */
 	void *cb_arg;
-	uint32_t src; /* a receive's sender: its index in the address vector, or OR_OFI_SRC_* */
-	int cancel_asked; /* or_ofi_quiesce asked libfabric to cancel it */
+	uint32_t src;   /* a receive's sender: its index in the address vector, or OR_OFI_SRC_* */
+	uint32_t flags; /* OR_OFI_XFER_*, the transport's own */
 	/* Posted and not completed yet, on an RDM endpoint (or_ofi_quiesce). */
 	struct or_ofi_xfer *posted_next;
 	struct or_ofi_xfer *posted_prev;
 };
+
+#define OR_OFI_XFER_POSTED       0x1u /* on its endpoint's list of posted transfers */
+#define OR_OFI_XFER_CANCEL_ASKED 0x2u /* or_ofi_quiesce asked libfabric to cancel it */
 
 /* The provider does not report sources (no FI_SOURCE), or the completion is not a receive. */
 #define OR_OFI_SRC_UNKNOWN UINT32_MAX

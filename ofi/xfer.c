@@ -33,6 +33,7 @@ static void track(struct or_ofi *o, struct or_ofi_xfer *x)
 {
 	if (o->kind != OR_OFI_RDM)
 		return;
+	x->flags |= OR_OFI_XFER_POSTED;
 	x->posted_prev = NULL;
 	x->posted_next = o->posted;
 	if (o->posted)
@@ -43,8 +44,9 @@ static void track(struct or_ofi *o, struct or_ofi_xfer *x)
 
 static void untrack(struct or_ofi *o, struct or_ofi_xfer *x)
 {
-	if (o->kind != OR_OFI_RDM)
+	if (o->kind != OR_OFI_RDM || !(x->flags & OR_OFI_XFER_POSTED))
 		return;
+	x->flags &= ~OR_OFI_XFER_POSTED;
 	if (x->posted_prev)
 		x->posted_prev->posted_next = x->posted_next;
 	else
@@ -75,7 +77,7 @@ int or_ofi_tsend(struct or_ofi *o, uint32_t peer, uint64_t tag, const void *buf,
 		return -OPTIREDUCE_EINVAL;
 	x->done = 0;
 	x->error = 0;
-	x->cancel_asked = 0;
+	x->flags = 0;
 	if (len <= o->info->tx_attr->inject_size) {
 		ret = fi_tinject(o->ep, buf, len, o->addrs[peer], tag);
 		if (ret == 0)
@@ -99,7 +101,7 @@ int or_ofi_trecv(struct or_ofi *o, uint32_t peer, uint64_t tag, void *buf, size_
 		return -OPTIREDUCE_EINVAL;
 	x->done = 0;
 	x->error = 0;
-	x->cancel_asked = 0;
+	x->flags = 0;
 	ret = fi_trecv(o->ep, buf, len, NULL, o->addrs[peer], tag, 0, x);
 	if (ret == 0)
 		track(o, x);
@@ -149,8 +151,9 @@ static int read_error(struct or_ofi *o)
 		/* Canceled without our asking: rxm gives up a transfer whose connection was lost
 		 * (its peer died) so. */
 		if (err.err == FI_ECANCELED)
-			code = x->cancel_asked || o->kind != OR_OFI_RDM ? -OPTIREDUCE_ECANCELED
-			                                                : -OPTIREDUCE_EPEER;
+			code = (x->flags & OR_OFI_XFER_CANCEL_ASKED) || o->kind != OR_OFI_RDM
+			           ? -OPTIREDUCE_ECANCELED
+			           : -OPTIREDUCE_EPEER;
 		x->src = OR_OFI_SRC_UNKNOWN;
 		if (code == -OPTIREDUCE_EFABRIC && err.err == FI_ETRUNC)
 			code = -OPTIREDUCE_EMSGSIZE;
@@ -258,7 +261,7 @@ int or_ofi_quiesce(struct or_ofi *o, int timeout_ms)
 	if (!o || o->closed || !o->nposted)
 		return 0;
 	for (struct or_ofi_xfer *x = o->posted; x; x = x->posted_next) {
-		x->cancel_asked = 1;
+		x->flags |= OR_OFI_XFER_CANCEL_ASKED;
 		fi_cancel(&o->ep->fid, x); /* a transfer already matched may complete anyway */
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -267,7 +270,8 @@ int or_ofi_quiesce(struct or_ofi *o, int timeout_ms)
 		if (!o->nposted || ret < 0)
 			break;
 		clock_gettime(CLOCK_MONOTONIC, &t);
-		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >= timeout_ms)
+		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >=
+		    timeout_ms)
 			break;
 		if (ret == 0) {
 			struct timespec nap = {0, 100 * 1000};

@@ -134,8 +134,7 @@ static int one_op(optireduce_comm_t *comm, float *in, float *out, int op)
 {
 	for (size_t i = 0; i < count; i++)
 		in[i] = input(optireduce_comm_rank(comm), i, op);
-	return optireduce_allreduce(comm, in, out, count, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM,
-	                            NULL);
+	return optireduce_allreduce(comm, in, out, count, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM, NULL);
 }
 
 /*
@@ -362,7 +361,10 @@ static void judge(void)
 		      optireduce_strerror(res->code));
 		CHECK(res->code && after <= bound,
 		      "rank %d: failed %.0f ms after it was %s (bound %.0f ms)", r, after,
-		      r == victim ? "continued" : when == STOP ? "stopped" : "killed", bound);
+		      r == victim    ? "continued"
+		      : when == STOP ? "stopped"
+		                     : "killed",
+		      bound);
 		CHECK(when == BETWEEN || strcmp(mode, "exact") || res->op == WARMUP || r == victim,
 		      "rank %d: failed in operation %d (killed in %d)", r, res->op, WARMUP);
 		CHECK(res->second == -OPTIREDUCE_EPEER,
@@ -388,16 +390,31 @@ static void parse(int argc, char **argv)
 
 	while ((o = getopt(argc, argv, "n:m:w:t:c:a:H")) != -1) {
 		switch (o) {
-		case 'n': nranks = atoi(optarg); break;
-		case 'm': mode = optarg; break;
-		case 'w':
-			when = !strcmp(optarg, "between") ? BETWEEN : !strcmp(optarg, "stop") ? STOP : MID;
+		case 'n':
+			nranks = atoi(optarg);
 			break;
-		case 't': peer_timeout_ms = atoi(optarg); break;
-		case 'c': count = (size_t)atol(optarg); break;
-		case 'a': algorithm = optarg; break;
-		case 'H': hierarchy++; break;
-		default: usage();
+		case 'm':
+			mode = optarg;
+			break;
+		case 'w':
+			when = !strcmp(optarg, "between") ? BETWEEN
+			       : !strcmp(optarg, "stop")  ? STOP
+			                                  : MID;
+			break;
+		case 't':
+			peer_timeout_ms = atoi(optarg);
+			break;
+		case 'c':
+			count = (size_t)atol(optarg);
+			break;
+		case 'a':
+			algorithm = optarg;
+			break;
+		case 'H':
+			hierarchy++;
+			break;
+		default:
+			usage();
 		}
 	}
 	if (nranks < 2 || nranks > MAX_RANKS || peer_timeout_ms < 1 || count == 0)
@@ -455,8 +472,9 @@ int main(int argc, char **argv)
 	}
 	CHECK(sh->victim_ready, "the victim reached the point where it is %s",
 	      when == STOP ? "stopped" : "killed");
-	CHECK(ok == nranks - (when != STOP), "%d of %d ranks that were not killed exited cleanly, none hung",
-	      ok, nranks - (when != STOP));
+	CHECK(ok == nranks - (when != STOP),
+	      "%d of %d ranks that were not killed exited cleanly, none hung", ok,
+	      nranks - (when != STOP));
 	kill_all(pids);
 	judge();
 	printf("%s\n", failures ? "FAILED" : "passed");

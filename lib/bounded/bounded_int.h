@@ -226,7 +226,7 @@ struct or_bounded {
 	/* Algorithms' buffers, kept across operations: one row per operation in flight. */
 	void *scratch[OR_INFLIGHT_MAX][OR_BOP_SCRATCH_SLOTS];
 	size_t scratch_cap[OR_INFLIGHT_MAX][OR_BOP_SCRATCH_SLOTS];
-	uint64_t scratch_busy; /* rows held by running operations, a bit each */
+	uint64_t scratch_busy;         /* rows held by running operations, a bit each */
 	struct or_repair_chan *repair; /* repair.c: round trip, final phases kept; may be NULL */
 	/* Peers that die (peerfail.c): their silence inside operations, the next check, and
 	 * once the communicator failed here, why (a negative code), the rank judged dead (or

@@ -14,10 +14,10 @@
 #include <stdint.h>
 
 struct or_liveness {
-	double *silent_us;   /* per peer: silence inside operations before since_us */
-	double *since_us;    /* per peer: while expected, when the current silence began */
-	uint32_t *expected;  /* per peer: running operations that expect data from it */
-	uint64_t *stamp;     /* per peer: the operation that last counted it (or_liveness_mark) */
+	double *silent_us;  /* per peer: silence inside operations before since_us */
+	double *since_us;   /* per peer: while expected, when the current silence began */
+	uint32_t *expected; /* per peer: running operations that expect data from it */
+	uint64_t *stamp;    /* per peer: the operation that last counted it (or_liveness_mark) */
 	uint32_t npeers;
 };
 

@@ -58,7 +58,7 @@
 #define OR_WIRE_FLAG_FAILED 0x10
 #define OR_WIRE_NO_RANK     UINT32_MAX
 #define OR_WIRE_FLAGS_KNOWN                                                                        \
-	(OR_WIRE_FLAG_LAST | OR_WIRE_FLAG_CONTROL | OR_WIRE_FLAG_REQUEST | OR_WIRE_FLAG_RESENT |  \
+	(OR_WIRE_FLAG_LAST | OR_WIRE_FLAG_CONTROL | OR_WIRE_FLAG_REQUEST | OR_WIRE_FLAG_RESENT |   \
 	 OR_WIRE_FLAG_FAILED)
 
 /* One range of a repair request: packets first .. first + count - 1, 6 bytes on the wire. */
@@ -161,8 +161,8 @@ int or_wire_validate_failed(const struct or_wire_hdr *h, const struct or_wire_ex
  * each checked to lie within a region of npkts packets.  Returns how many, or
  * OR_WIRE_ERANGE (nothing usable: the request is dropped whole).
  */
-int or_wire_ranges_decode(const void *payload, size_t len, size_t npkts,
-                          struct or_wire_range *out, size_t max);
+int or_wire_ranges_decode(const void *payload, size_t len, size_t npkts, struct or_wire_range *out,
+                          size_t max);
 /* Writes n ranges to buf (room for n * OR_WIRE_RANGE_SIZE bytes); returns the bytes. */
 size_t or_wire_ranges_encode(const struct or_wire_range *r, size_t n, void *buf);
 

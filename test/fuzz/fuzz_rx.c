@@ -139,7 +139,8 @@ static void finish(struct harness *hs)
 
 	check_phases(hs);
 #ifdef FUZZ_VERBOSE
-	fprintf(stderr, "op %llu: received %llu invalid %llu stale %llu duplicate %llu parked %llu\n",
+	fprintf(stderr,
+	        "op %llu: received %llu invalid %llu stale %llu duplicate %llu parked %llu\n",
 	        (unsigned long long)c->seq, (unsigned long long)hs->b->stats.packets_received,
 	        (unsigned long long)hs->b->stats.packets_invalid,
 	        (unsigned long long)hs->b->stats.packets_stale,

@@ -68,8 +68,7 @@ static void wire_seeds(void)
 
 	/* fuzz_wire.c's receiver: 5 ranks, operations [100, 164), step regions 4096, 0, 1500. */
 	write_file("wire", "data", p, datagram(p, 1, 100, 0, 0, 0, 64, 1));
-	write_file("wire", "data-last", p,
-	           datagram(p, 4, 163, 2, OR_WIRE_FLAG_LAST, 1432, 68, 5));
+	write_file("wire", "data-last", p, datagram(p, 4, 163, 2, OR_WIRE_FLAG_LAST, 1432, 68, 5));
 	write_file("wire", "control", p, datagram(p, 2, 101, 0, OR_WIRE_FLAG_CONTROL, 0, 0, 0));
 	write_file("wire", "full-payload", p, datagram(p, 3, 120, 0, 0, 2664, 1432, 2));
 	write_file("wire", "failed", p,
