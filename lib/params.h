@@ -34,7 +34,13 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "libfabric provider of the exact (RDM) channel; empty = automatic "                      \
 	  "(tcp;ofi_rxm, else net; shm only when named)")                                          \
 	X(BOUNDED_PROVIDER, "bounded_provider", OR_PT_STRING, "udp", "", "",                       \
-	  "libfabric provider of the bounded (DGRAM) channel")                                     \
+	  "libfabric provider of the bounded (DGRAM) channel; providers that need a message "      \
+	  "prefix (FI_MSG_PREFIX) or registered buffers (FI_MR_LOCAL), as EFA and verbs do, are "  \
+	  "served")                                                                                \
+	X(EMULATE_DGRAM_MODES, "emulate_dgram_modes", OR_PT_BOOL, "0", "", "",                     \
+	  "Bounded mode, for testing: give every datagram a 40-byte message prefix and register "  \
+	  "the buffers, as providers with FI_MSG_PREFIX and FI_MR_LOCAL need, even when the "      \
+	  "provider needs neither (on udp the prefix travels in every datagram)")                  \
 	X(HIERARCHY, "hierarchy", OR_PT_BOOL, "1", "", "",                                         \
 	  "Ranks that share a host reduce through shared memory and one leader per host "          \
 	  "runs the network step; 0 = every rank on the network, as if each had its own host")     \

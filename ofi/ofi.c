@@ -22,6 +22,10 @@
 #include "optireduce.h"
 
 #define OR_FI_VERSION FI_VERSION(1, 9)
+/* Registration modes the datagram channel honours: local registration of memory it
+ * allocated, with the provider's keys and virtual addresses.  FI_MR_ENDPOINT (binding each
+ * region to the endpoint) and the RMA modes are not needed by any datagram provider. */
+#define OR_DGRAM_MR_MODES (FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_VIRT_ADDR)
 
 int or_fi_to_or(int ret)
 {
@@ -68,6 +72,12 @@ static struct fi_info *make_hints(enum or_ofi_kind kind, const char *prov, int s
 	h->mode = FI_CONTEXT | FI_CONTEXT2;
 	h->domain_attr->threading = FI_THREAD_DOMAIN;
 	h->domain_attr->mr_mode = 0;
+	/* The datagram channel's buffers are its own pools: it can give every one prefix room
+	 * and register them (docs/design.md, "Datagram providers"). */
+	if (kind == OR_OFI_DGRAM) {
+		h->mode |= FI_MSG_PREFIX;
+		h->domain_attr->mr_mode = OR_DGRAM_MR_MODES;
+	}
 	if (prov && *prov)
 		h->fabric_attr->prov_name = strdup(prov);
 	return h;
@@ -219,6 +229,8 @@ static void close_fids(struct or_ofi *o)
 		fi_close(&o->ep->fid);
 	if (o->cq)
 		fi_close(&o->cq->fid);
+	for (unsigned i = 0; i < o->nmr; i++)
+		fi_close(&o->mr[i].mr->fid);
 	if (o->av)
 		fi_close(&o->av->fid);
 	if (o->domain)
@@ -231,7 +243,24 @@ static void close_fids(struct or_ofi *o)
 	memset(o, 0, sizeof(*o));
 }
 
-int or_ofi_open(enum or_ofi_kind kind, const char *provider, int same_host, struct or_ofi **out)
+/* The prefix and registration the provider asks for, or the emulated ones. */
+static void take_modes(struct or_ofi *o, int emulate)
+{
+	if (o->kind != OR_OFI_DGRAM)
+		return;
+	if (o->info->mode & FI_MSG_PREFIX)
+		o->prefix = o->info->ep_attr->msg_prefix_size;
+	o->need_mr = (o->info->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
+	if (emulate && !o->prefix) {
+		o->prefix = OR_OFI_EMULATED_PREFIX;
+		o->prefix_emulated = 1;
+	}
+	if (emulate)
+		o->need_mr = 1;
+}
+
+int or_ofi_open(enum or_ofi_kind kind, const char *provider, int same_host, int emulate_modes,
+                struct or_ofi **out)
 {
 	struct fi_info *list = NULL, *fi, *failed[OR_MAX_TRIES];
 	struct or_ofi *o;
@@ -269,8 +298,91 @@ int or_ofi_open(enum or_ofi_kind kind, const char *provider, int same_host, stru
 	}
 	o->kind = kind;
 	o->has_source = source;
+	take_modes(o, emulate_modes);
 	snprintf(o->prov_name, sizeof(o->prov_name), "%s", o->info->fabric_attr->prov_name);
 	*out = o;
+	return 0;
+}
+
+/* What a provider's info asks that the channel of kind does not do, or NULL. */
+static const char *unmet_need(const struct fi_info *fi, enum or_ofi_kind kind)
+{
+	uint64_t mr = (uint64_t)fi->domain_attr->mr_mode;
+	uint64_t modes = kind == OR_OFI_DGRAM ? FI_CONTEXT | FI_CONTEXT2 | FI_MSG_PREFIX
+	                                      : FI_CONTEXT | FI_CONTEXT2;
+	uint64_t mr_ok = kind == OR_OFI_DGRAM ? OR_DGRAM_MR_MODES : 0;
+
+	if (mr & FI_MR_LOCAL & ~mr_ok)
+		return "local memory registration (FI_MR_LOCAL), which exact mode does not do: it "
+		       "sends from the application's buffers";
+	if (fi->mode & FI_MSG_PREFIX & ~modes)
+		return "a message prefix (FI_MSG_PREFIX), which exact mode does not give";
+	if (mr & ~mr_ok & ~(uint64_t)FI_MR_LOCAL)
+		return "memory registration modes the library does not honour (e.g. "
+		       "FI_MR_ENDPOINT)";
+	if (fi->mode & ~modes)
+		return "endpoint modes the library does not honour";
+	return NULL;
+}
+
+int or_ofi_explain(enum or_ofi_kind kind, const char *provider, char *buf, size_t len)
+{
+	struct fi_info *hints, *list = NULL;
+	const char *why = NULL;
+	int ret;
+
+	if (!provider || !*provider || !buf || !len || or_fi_load())
+		return -OPTIREDUCE_ENOPROVIDER;
+	hints = make_hints(kind, provider, 0);
+	if (!hints)
+		return -OPTIREDUCE_ENOMEM;
+	/* Every mode and registration mode allowed: what does the provider need? Not cached:
+	 * the cache is keyed by endpoint type, capabilities and provider, not by modes. */
+	hints->mode = ~0ull;
+	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_RAW | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
+	                              FI_MR_PROV_KEY | FI_MR_MMU_NOTIFY | FI_MR_RMA_EVENT |
+	                              FI_MR_ENDPOINT | FI_MR_HMEM;
+	ret = fi_getinfo(OR_FI_VERSION, NULL, NULL, 0, hints, &list);
+	fi_freeinfo(hints);
+	for (struct fi_info *fi = ret ? NULL : list; fi && !why; fi = fi->next)
+		why = unmet_need(fi, kind);
+	if (list)
+		fi_freeinfo(list);
+	if (!why)
+		return -OPTIREDUCE_ENOPROVIDER;
+	snprintf(buf, len, "provider %s offers %s endpoints only with %s", provider,
+	         kind == OR_OFI_RDM ? "reliable (RDM)" : "datagram", why);
+	return 0;
+}
+
+size_t or_ofi_prefix(const struct or_ofi *o)
+{
+	return o->prefix;
+}
+
+int or_ofi_registers(const struct or_ofi *o)
+{
+	return o->need_mr;
+}
+
+int or_ofi_register(struct or_ofi *o, void *base, size_t len)
+{
+	struct or_ofi_mr *m;
+	int ret;
+
+	if (!o->need_mr)
+		return 0;
+	if (o->nmr >= OR_OFI_MR_MAX)
+		return -OPTIREDUCE_ENOMEM;
+	m = &o->mr[o->nmr];
+	/* The requested key matters only without FI_MR_PROV_KEY: distinct per region. */
+	ret = fi_mr_reg(o->domain, base, len, FI_SEND | FI_RECV, 0, o->nmr + 1, 0, &m->mr, NULL);
+	if (ret)
+		return or_fi_to_or(ret);
+	m->base = base;
+	m->len = len;
+	m->desc = fi_mr_desc(m->mr);
+	o->nmr++;
 	return 0;
 }
 
@@ -287,9 +399,13 @@ const char *or_ofi_provider_name(const struct or_ofi *o)
 	return o ? o->prov_name : "none";
 }
 
+/* A provider's own prefix does not count toward max_msg_size; an emulated one does, as it
+ * travels in the datagram. */
 size_t or_ofi_max_msg(const struct or_ofi *o)
 {
-	return o->info->ep_attr->max_msg_size;
+	size_t max = o->info->ep_attr->max_msg_size;
+
+	return o->prefix_emulated ? (max > o->prefix ? max - o->prefix : 0) : max;
 }
 
 size_t or_ofi_rx_depth(const struct or_ofi *o)

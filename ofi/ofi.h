@@ -52,8 +52,37 @@ struct or_ofi_xfer {
  * provider: NULL or "" for automatic choice, else a libfabric provider name
  * such as "tcp;ofi_rxm".  same_host: every rank of the communicator runs in
  * this host and network namespace, so shared memory may be used.
+ *
+ * DGRAM endpoints accept providers that need a message prefix (FI_MSG_PREFIX) and local
+ * memory registration (FI_MR_LOCAL), as EFA's and verbs' datagram endpoints do: then
+ * every buffer given to or_ofi_send and or_ofi_recv has or_ofi_prefix() bytes of room
+ * before it, which belong to the provider, and lies in memory given to or_ofi_register.
+ * emulate_modes: use a prefix of OR_OFI_EMULATED_PREFIX bytes and registration even when
+ * the provider needs neither, so that those paths run on udp (the prefix then travels in
+ * every datagram).  RDM endpoints need neither: exact mode sends from the application's
+ * buffers, which it does not register.
  */
-int or_ofi_open(enum or_ofi_kind kind, const char *provider, int same_host, struct or_ofi **out);
+/* The prefix put before every datagram when emulating FI_MSG_PREFIX: an InfiniBand GRH. */
+#define OR_OFI_EMULATED_PREFIX 40
+int or_ofi_open(enum or_ofi_kind kind, const char *provider, int same_host, int emulate_modes,
+                struct or_ofi **out);
+/*
+ * After or_ofi_open failed with -OPTIREDUCE_ENOPROVIDER for a named provider: whether that
+ * provider exists but needs what the channel does not do (e.g. "needs memory
+ * registration (FI_MR_LOCAL)"), into buf.  0 with a reason, -OPTIREDUCE_ENOPROVIDER when
+ * libfabric has no such provider for the endpoint type at all.
+ */
+int or_ofi_explain(enum or_ofi_kind kind, const char *provider, char *buf, size_t len);
+/* Bytes of room every send and receive buffer needs before it (0 without FI_MSG_PREFIX). */
+size_t or_ofi_prefix(const struct or_ofi *o);
+/* Whether buffers are registered (FI_MR_LOCAL, or emulated). */
+int or_ofi_registers(const struct or_ofi *o);
+/*
+ * Registers [base, base + len) for sends and receives when the endpoint needs it (a no-op
+ * otherwise); buffers inside it get its descriptor.  Up to OR_OFI_MR_MAX regions, released
+ * when the endpoint is closed.  0 or a negative code.
+ */
+int or_ofi_register(struct or_ofi *o, void *base, size_t len);
 void or_ofi_close(struct or_ofi *o);
 const char *or_ofi_provider_name(const struct or_ofi *o);
 size_t or_ofi_max_msg(const struct or_ofi *o);
@@ -76,7 +105,7 @@ int or_ofi_tsend(struct or_ofi *o, uint32_t peer, uint64_t tag, const void *buf,
 int or_ofi_trecv(struct or_ofi *o, uint32_t peer, uint64_t tag, void *buf, size_t len,
                  struct or_ofi_xfer *x);
 
-/* Untagged, on DGRAM endpoints. */
+/* Untagged, on DGRAM endpoints.  len and a receive's completed len exclude the prefix. */
 int or_ofi_send(struct or_ofi *o, uint32_t peer, const void *buf, size_t len,
                 struct or_ofi_xfer *x);
 int or_ofi_recv(struct or_ofi *o, void *buf, size_t len, struct or_ofi_xfer *x);

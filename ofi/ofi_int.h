@@ -11,7 +11,15 @@
 
 #include "ofi.h"
 
-#define OR_CQ_BATCH 64
+#define OR_CQ_BATCH   64
+#define OR_OFI_MR_MAX 4 /* memory regions registered per endpoint */
+
+struct or_ofi_mr {
+	struct fid_mr *mr;
+	const char *base;
+	size_t len;
+	void *desc;
+};
 
 struct or_ofi {
 	struct fi_info *info;
@@ -31,6 +39,14 @@ struct or_ofi {
 	/* RDM: transfers posted and not completed, newest first (or_ofi_quiesce). */
 	struct or_ofi_xfer *posted;
 	unsigned nposted;
+	/* DGRAM (docs/design.md, "Datagram providers"): bytes the provider owns before every
+	 * send and receive buffer (FI_MSG_PREFIX), whether that prefix is only emulated (it then
+	 * travels in the datagram), and whether buffers must be registered (FI_MR_LOCAL). */
+	size_t prefix;
+	int prefix_emulated;
+	int need_mr;
+	struct or_ofi_mr mr[OR_OFI_MR_MAX];
+	unsigned nmr;
 	char prov_name[64];
 };
 /* A libfabric return code as an OPTIREDUCE one (negative), or ret itself when >= 0. */

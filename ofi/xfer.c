@@ -108,8 +108,24 @@ int or_ofi_trecv(struct or_ofi *o, uint32_t peer, uint64_t tag, void *buf, size_
 	return or_fi_to_or((int)ret);
 }
 
+/* The descriptor of the registered region holding [buf, buf + len), or NULL. */
+static void *desc_of(const struct or_ofi *o, const void *buf, size_t len)
+{
+	const char *p = buf;
+
+	for (unsigned i = 0; i < o->nmr; i++)
+		if (p >= o->mr[i].base && p + len <= o->mr[i].base + o->mr[i].len)
+			return o->mr[i].desc;
+	return NULL;
+}
+
+/*
+ * With FI_MSG_PREFIX the provider is given the buffer from the start of its prefix, and the
+ * length with it (fi_getinfo(3)); the prefix is the provider's, the rest ours.
+ */
 int or_ofi_send(struct or_ofi *o, uint32_t peer, const void *buf, size_t len, struct or_ofi_xfer *x)
 {
+	const char *start = (const char *)buf - o->prefix;
 	ssize_t ret;
 
 	if (o->closed)
@@ -118,7 +134,8 @@ int or_ofi_send(struct or_ofi *o, uint32_t peer, const void *buf, size_t len, st
 		return -OPTIREDUCE_EINVAL;
 	x->done = 0;
 	x->error = 0;
-	ret = fi_send(o->ep, buf, len, NULL, o->addrs[peer], x);
+	ret = fi_send(o->ep, start, len + o->prefix, desc_of(o, start, len + o->prefix),
+	              o->addrs[peer], x);
 	if (ret < 0)
 		o->send_err = (int)-ret;
 	return or_fi_to_or((int)ret);
@@ -131,11 +148,21 @@ const char *or_ofi_send_error(const struct or_ofi *o)
 
 int or_ofi_recv(struct or_ofi *o, void *buf, size_t len, struct or_ofi_xfer *x)
 {
+	char *start = (char *)buf - o->prefix;
+
 	if (o->closed)
 		return -OPTIREDUCE_EPEER;
 	x->done = 0;
 	x->error = 0;
-	return or_fi_to_or((int)fi_recv(o->ep, buf, len, NULL, FI_ADDR_UNSPEC, x));
+	return or_fi_to_or((int)fi_recv(o->ep, start, len + o->prefix,
+	                                desc_of(o, start, len + o->prefix), FI_ADDR_UNSPEC, x));
+}
+
+/* A completion's length counts the prefix: ours does not.  A datagram no longer than the
+ * prefix carries none of our data (providers may send such packets of their own). */
+static size_t data_len(const struct or_ofi *o, size_t len)
+{
+	return len > o->prefix ? len - o->prefix : 0;
 }
 
 static int read_error(struct or_ofi *o)
@@ -158,7 +185,7 @@ static int read_error(struct or_ofi *o)
 		if (code == -OPTIREDUCE_EFABRIC && err.err == FI_ETRUNC)
 			code = -OPTIREDUCE_EMSGSIZE;
 		untrack(o, x);
-		mark_done(x, code, err.len);
+		mark_done(x, code, data_len(o, err.len));
 	}
 	return 1;
 }
@@ -172,7 +199,7 @@ static int consume(struct or_ofi *o, struct fi_cq_msg_entry *e, const fi_addr_t 
 			continue;
 		x->src = src && (e[i].flags & FI_RECV) ? src_index(o, src[i]) : OR_OFI_SRC_UNKNOWN;
 		untrack(o, x);
-		mark_done(x, 0, e[i].len);
+		mark_done(x, 0, data_len(o, e[i].len));
 	}
 	return (int)n;
 }

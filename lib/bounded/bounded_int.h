@@ -165,6 +165,7 @@ struct or_bounded {
 	struct or_ofi *ep;
 	size_t max_msg;
 	size_t payload;
+	size_t stride; /* bytes from one pool buffer to the next: the prefix, then max_msg */
 	struct or_rxbuf rx[OR_RX_RING];
 	size_t nrx; /* receive buffers in use: OR_RX_RING or what the endpoint accepts */
 	uint8_t *rx_mem;
@@ -248,6 +249,11 @@ static inline double or_bd_param_d(const struct or_bounded *b, enum or_param_id 
 static inline int64_t or_bd_param_i(const struct or_bounded *b, enum or_param_id id)
 {
 	return or_param_int(&b->comm->params, id);
+}
+
+static inline const char *or_bd_param_s(const struct or_bounded *b, enum or_param_id id)
+{
+	return or_param_str(&b->comm->params, id);
 }
 
 /* progress.c */

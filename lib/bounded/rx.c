@@ -34,7 +34,7 @@ int or_bd_rx_post_all(struct or_bounded *b)
 
 	for (size_t i = 0; i < b->nrx && !ret; i++) {
 		b->rx[i].b = b;
-		b->rx[i].buf = b->rx_mem + i * b->max_msg;
+		b->rx[i].buf = b->rx_mem + i * b->stride + or_ofi_prefix(b->ep);
 		b->rx[i].x.cb = on_rx;
 		b->rx[i].x.cb_arg = &b->rx[i];
 		ret = post_rx(b, &b->rx[i]);
