@@ -3,6 +3,8 @@
  * A rank killed with SIGKILL, in the middle of an operation or between two: every other
  * rank's call returns -OPTIREDUCE_EPEER or -OPTIREDUCE_ETIMEDOUT within peer_timeout_ms
  * plus a margin, nothing hangs, and the communicator is destroyed cleanly afterwards.
+ * From the killed operation on, operations go in batches of three started at once with
+ * max_inflight 1: those queued behind the failed one fail too, without starting.
  *
  * No launcher: mpirun aborts a job when one of its processes dies by a signal, so this
  * program forks the ranks itself and gives them an out-of-band allgather through shared
@@ -42,6 +44,7 @@
 #define MAX_RANKS 8
 #define SLOT_MAX  4096
 #define WARMUP    3 /* operations every rank completes first: K = WARMUP */
+#define BATCH     3
 
 enum when { MID, BETWEEN, STOP };
 
@@ -55,6 +58,11 @@ struct rank_result {
 	int finalize;
 	int warmup_bad; /* wrong results during the warm-up */
 	int done;
+	/* From operation K on, operations go in batches of BATCH started at once, with
+	 * max_inflight 1: those behind the failed one are still queued when it fails. */
+	int batch_index;     /* the failed one's index in its batch */
+	int after_ok;        /* operations behind it that succeeded: must be none */
+	int after_unstarted; /* operations behind it that failed without starting */
 };
 
 struct shared {
@@ -137,6 +145,49 @@ static int one_op(optireduce_comm_t *comm, float *in, float *out, int op)
 	return optireduce_allreduce(comm, in, out, count, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM, NULL);
 }
 
+static void note_failure(struct rank_result *res, int ret, int op, int index)
+{
+	res->code = ret;
+	res->op = op;
+	res->failed_ms = now_ms();
+	res->batch_index = index;
+}
+
+/*
+ * BATCH operations from op on, started at once and waited for in order.  max_inflight is 1,
+ * so when one fails those behind it have not started: they must fail too, without starting
+ * (status.ops_in_flight 0), none may succeed.
+ */
+static void run_batch(int rank, optireduce_comm_t *comm, float *in, float *out, int op)
+{
+	struct rank_result *res = &sh->res[rank];
+	optireduce_req_t *req[BATCH];
+	int started = 0, ret;
+
+	for (int k = 0; k < BATCH; k++) {
+		for (size_t i = 0; i < count; i++)
+			in[(size_t)k * count + i] = input(rank, i, op + k);
+		ret = optireduce_iallreduce(comm, in + (size_t)k * count, out + (size_t)k * count,
+		                            count, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM, &req[k]);
+		if (ret) {
+			note_failure(res, ret, op + k, k); /* refused at once: failed before */
+			break;
+		}
+		started++;
+	}
+	for (int k = 0; k < started; k++) {
+		struct optireduce_status st;
+		int failed_before = res->code != 0;
+		ret = optireduce_wait(req[k], &st);
+		if (ret && !failed_before)
+			note_failure(res, ret, op + k, k);
+		else if (failed_before && !ret)
+			res->after_ok++;
+		else if (failed_before && st.ops_in_flight == 0)
+			res->after_unstarted++;
+	}
+}
+
 /*
  * Operations from op on until one fails or the time runs out: the first failure goes to
  * res.  Bounded mode estimates a missing peer until it is judged dead, so operations go on
@@ -147,14 +198,8 @@ static void run_until_failure(int rank, optireduce_comm_t *comm, float *in, floa
 	struct rank_result *res = &sh->res[rank];
 	double limit = now_ms() + peer_timeout_ms + 20000.0;
 
-	for (; !res->code && now_ms() < limit; op++) {
-		int ret = one_op(comm, in, out, op);
-		if (ret) {
-			res->code = ret;
-			res->op = op;
-			res->failed_ms = now_ms();
-		}
-	}
+	for (; !res->code && now_ms() < limit; op += BATCH)
+		run_batch(rank, comm, in, out, op);
 	res->second = one_op(comm, in, out, 0);
 }
 
@@ -195,11 +240,8 @@ static void victim_main(optireduce_comm_t *comm, float *in, float *out)
 	while (!sh->resumed)
 		usleep(100); /* stopped in here */
 	ret = optireduce_wait(req, NULL);
-	if (ret) {
-		res->code = ret;
-		res->op = WARMUP;
-		res->failed_ms = now_ms();
-	}
+	if (ret)
+		note_failure(res, ret, WARMUP, BATCH - 1); /* alone: nothing queued behind it */
 	run_until_failure(victim, comm, in, out, WARMUP + 1);
 }
 
@@ -224,7 +266,8 @@ static int child(int rank)
 	struct rank_result *res = &sh->res[rank];
 	optireduce_ctx_t *ctx;
 	optireduce_comm_t *comm;
-	float *in = malloc(count * sizeof(float)), *out = malloc(count * sizeof(float));
+	float *in = malloc(BATCH * count * sizeof(float)),
+	      *out = malloc(BATCH * count * sizeof(float));
 	char v[32];
 	double t0;
 	int ret;
@@ -235,6 +278,7 @@ static int child(int rank)
 	set(ctx, "peer_timeout_ms", v);
 	set(ctx, "mode", mode);
 	set(ctx, "hierarchy", hierarchy ? "1" : "0");
+	set(ctx, "max_inflight", "1");
 	if (hierarchy == 2) { /* two hosts of nranks / 2 ranks: the victim leads the second */
 		snprintf(v, sizeof(v), "host%d", rank < nranks / 2 ? 0 : 1);
 		set(ctx, "host_id", v);
@@ -367,6 +411,10 @@ static void judge(void)
 		      bound);
 		CHECK(when == BETWEEN || strcmp(mode, "exact") || res->op == WARMUP || r == victim,
 		      "rank %d: failed in operation %d (killed in %d)", r, res->op, WARMUP);
+		CHECK(res->after_ok == 0 && res->after_unstarted == BATCH - 1 - res->batch_index,
+		      "rank %d: the %d operations queued behind the failed one failed unstarted "
+		      "(%d did, %d succeeded)",
+		      r, BATCH - 1 - res->batch_index, res->after_unstarted, res->after_ok);
 		CHECK(res->second == -OPTIREDUCE_EPEER,
 		      "rank %d: an operation after the failure returns %d (%s)", r, res->second,
 		      optireduce_strerror(res->second));
