@@ -9,6 +9,17 @@
  * memory in quarantine on purpose).  RSS also grows while libfabric's receive pools,
  * mapped once when the endpoint opens, have their pages touched for the first time: about
  * 200 bytes an exact operation on tcp;ofi_rxm, up to the pools' size, with the heap flat.
+ *
+ * One growth is not ours: rxm allocates a second buffer pool of 17,302,000 bytes (1,024
+ * bounce buffers of 16 KiB, one posix_memalign inside an exact fi_tsend) the first time
+ * it needs it, which in some runs is after operation 1,000 and in others before; found by
+ * logging every allocation of 1 MiB or more with its backtrace.  Measured over the whole
+ * run it read as a leak of 16.5 MiB (the same 16,493 KiB in every such run, and 16,740 KiB
+ * after 20,000 operations: a step, not a slope).  So the heap and RSS are sampled every
+ * SAMPLE_OPS operations and the largest step between two samples, at most POOL_STEP_KIB,
+ * is set aside: what remains must be within the slack, so a leak of 30 bytes an operation
+ * still fails.
+ *
  * Usage: mpi_soak [operations] (2 or more ranks; default 10000).
  */
 #include <dirent.h>
@@ -27,7 +38,9 @@
 
 #define RSS_SLACK_KIB  4096
 #define HEAP_SLACK_KIB 256
-#define WARM_OPS      1000
+#define WARM_OPS       1000
+#define SAMPLE_OPS     500
+#define POOL_STEP_KIB  20480 /* rxm's pool: 16,897 KiB at once */
 
 #if defined(__SANITIZE_ADDRESS__)
 #define UNDER_ASAN 1
@@ -85,8 +98,7 @@ static const size_t sizes[] = {1, 7, 256, 1024, 4096, 16384, 65536};
 #define MAXN   65536
 
 /* Operation i: its size, and which of float SUM (bounded), int SUM, float MAX (exact). */
-static int run_op(optireduce_comm_t *comm, int i, float *fs, float *fr, int32_t *is,
-                  int32_t *ir)
+static int run_op(optireduce_comm_t *comm, int i, float *fs, float *fr, int32_t *is, int32_t *ir)
 {
 	size_t n = sizes[(size_t)i % NSIZES];
 	int kind = (i / (int)NSIZES) % 3, ret, estimated;
@@ -120,7 +132,8 @@ static int run_op(optireduce_comm_t *comm, int i, float *fs, float *fr, int32_t 
 	for (size_t k = 0; !ret && k < n; k++) {
 		double want = kind == 0 ? 0 : -1e30;
 		for (int r = 0; r < nranks; r++)
-			want = kind == 0 ? want + input(r, k, i % 5) : fmax(want, input(r, k, i % 5));
+			want =
+			    kind == 0 ? want + input(r, k, i % 5) : fmax(want, input(r, k, i % 5));
 		if (fabs(fr[k] - want) > 1e-4) {
 			FAIL("op %d: float element %zu is %g, want %g\n", i, k, fr[k], want);
 			return -1;
@@ -129,10 +142,43 @@ static int run_op(optireduce_comm_t *comm, int i, float *fs, float *fr, int32_t 
 	return ret;
 }
 
+/* Growth of a quantity sampled after the warm-up: in total, and its largest step. */
+struct growth {
+	long first, last, prev, step;
+	int step_at; /* the operation after which the largest step was seen */
+};
+
+static void sample(struct growth *g, long v, int op)
+{
+	if (op == WARM_OPS) {
+		g->first = g->last = g->prev = v;
+		return;
+	}
+	if (v - g->prev > g->step) {
+		g->step = v - g->prev;
+		g->step_at = op;
+	}
+	g->prev = g->last = v;
+}
+
+/* The growth less its largest step (one pool allocated by libfabric) within slack. */
+static void judge_growth(const char *what, const struct growth *g, long slack)
+{
+	long total = g->last - g->first;
+
+	if (g->step > POOL_STEP_KIB)
+		FAIL("%s grew by %ld KiB at once (after operation %d): more than a libfabric "
+		     "pool (%d KiB)\n",
+		     what, g->step, g->step_at, POOL_STEP_KIB);
+	if (total - g->step > slack)
+		FAIL("%s grew by %ld KiB, %ld KiB besides its largest step (slack %ld KiB)\n", what,
+		     total, total - g->step, slack);
+}
+
 int main(int argc, char **argv)
 {
 	int ops = argc > 1 ? atoi(argv[1]) : 10000, total, fds_warm = 0, fds_end;
-	long rss_warm = 0, rss_end, heap_warm = 0, heap_end;
+	struct growth rss = {0}, heap = {0};
 	optireduce_ctx_t *ctx;
 	optireduce_comm_t *comm;
 	float *fs, *fr;
@@ -150,30 +196,29 @@ int main(int argc, char **argv)
 		int ret = run_op(comm, i, fs, fr, is, ir);
 		if (ret > 0 || ret < -1)
 			FAIL("op %d: %s\n", i, optireduce_strerror(ret));
-		if (i + 1 == WARM_OPS) {
-			rss_warm = rss_kib();
-			heap_warm = heap_kib();
+		if (i + 1 == WARM_OPS)
 			fds_warm = open_fds();
+		if (i + 1 >= WARM_OPS && ((i + 1) % SAMPLE_OPS == 0 || i + 1 == ops)) {
+			sample(&rss, rss_kib(), i + 1);
+			sample(&heap, heap_kib(), i + 1);
 		}
 	}
-	rss_end = rss_kib();
-	heap_end = heap_kib();
 	fds_end = open_fds();
 	if (ops >= WARM_OPS) {
 		printf("rank %d: %d operations in %.1f s; after %d and %d: RSS %ld and %ld KiB "
-		       "(%+ld), heap %ld and %ld KiB (%+ld), open descriptors %d and %d; %d "
+		       "(%+ld, largest step %ld after operation %d), heap %ld and %ld KiB (%+ld, "
+		       "largest step %ld after operation %d), open descriptors %d and %d; %d "
 		       "bounded results estimated\n",
-		       rank, ops, MPI_Wtime() - t0, WARM_OPS, ops, rss_warm, rss_end,
-		       rss_end - rss_warm, heap_warm, heap_end, heap_end - heap_warm, fds_warm,
-		       fds_end, estimated_ops);
+		       rank, ops, MPI_Wtime() - t0, WARM_OPS, ops, rss.first, rss.last,
+		       rss.last - rss.first, rss.step, rss.step_at, heap.first, heap.last,
+		       heap.last - heap.first, heap.step, heap.step_at, fds_warm, fds_end,
+		       estimated_ops);
 		if (fds_end != fds_warm)
 			FAIL("open descriptors went from %d to %d\n", fds_warm, fds_end);
-		if (!UNDER_ASAN && heap_end - heap_warm > HEAP_SLACK_KIB)
-			FAIL("heap grew by %ld KiB (slack %d KiB)\n", heap_end - heap_warm,
-			     HEAP_SLACK_KIB);
-		if (!UNDER_ASAN && rss_end - rss_warm > RSS_SLACK_KIB)
-			FAIL("RSS grew by %ld KiB (slack %d KiB)\n", rss_end - rss_warm,
-			     RSS_SLACK_KIB);
+		if (!UNDER_ASAN) {
+			judge_growth("heap", &heap, HEAP_SLACK_KIB);
+			judge_growth("RSS", &rss, RSS_SLACK_KIB);
+		}
 	}
 	if (optireduce_comm_destroy(comm) || optireduce_finalize(ctx))
 		FAIL("destroy or finalize failed\n");
