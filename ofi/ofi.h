@@ -122,8 +122,6 @@ const char *or_ofi_send_error(const struct or_ofi *o);
  * A closed endpoint takes no transfer (-OPTIREDUCE_EPEER) and polls empty.
  */
 int or_ofi_quiesce(struct or_ofi *o, int timeout_ms);
-/* Transfers posted on an RDM endpoint and not completed. */
-unsigned or_ofi_posted(const struct or_ofi *o);
 
 /* Reap up to max completions; returns how many, or a negative code. */
 int or_ofi_poll(struct or_ofi *o, int max);

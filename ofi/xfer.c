@@ -263,11 +263,6 @@ int or_ofi_wait(struct or_ofi *o, int timeout_ms)
 	return consume(o, e, o->has_source ? src : NULL, n);
 }
 
-unsigned or_ofi_posted(const struct or_ofi *o)
-{
-	return o ? o->nposted : 0;
-}
-
 /* Closes the endpoint and what completes into it, keeping the names and addresses. */
 static void close_endpoint(struct or_ofi *o)
 {

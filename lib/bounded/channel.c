@@ -262,7 +262,7 @@ static int any_sending(struct or_bounded *b)
 int or_bounded_poll(struct or_bounded *b)
 {
 	unsigned step;
-	int ret, sent;
+	int ret, failed, sent;
 
 	b->app_us = or_now_us();
 	ret = or_bd_reap(b);
@@ -270,8 +270,9 @@ int or_bounded_poll(struct or_bounded *b)
 		return ret;
 	ret += or_bd_drain_ready(b);
 	/* After the drain: what just arrived says its sender lives. */
-	if ((sent = or_bd_peers_check(b)) < 0)
-		return sent;
+	failed = or_bd_peers_check(b);
+	if (failed < 0)
+		return failed;
 	/* Resends first: their phases are further along than the data waiting for tokens. */
 	ret += or_bd_repair_progress(b);
 	/*
