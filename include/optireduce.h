@@ -155,7 +155,8 @@ struct optireduce_status {
 	uint64_t deadline_us[OPTIREDUCE_STATUS_PHASES];
 	int phase_end[OPTIREDUCE_STATUS_PHASES]; /* enum optireduce_phase_end */
 	/* Operations of the communicator running on this rank when this one started, itself
-	 * included: 1 when it ran alone (at most the max_inflight parameter). */
+	 * included: 1 when it ran alone (at most the max_inflight parameter); 0 when it never
+	 * started (queued behind an operation that failed). */
 	uint32_t ops_in_flight;
 	/* Repair (parameter repair): datagrams this rank asked its senders for again, datagrams
 	 * it sent again on its peers' requests, and asked-for datagrams that arrived in time. */

@@ -142,10 +142,29 @@ static void unlink_req(optireduce_comm_t *comm, optireduce_req_t *r)
 	r->next = r->prev = NULL;
 }
 
+/*
+ * A failed operation's receives may still be posted, and its sends in flight, into memory its
+ * cleanup frees and into the application's buffer: every transfer of the communicator is
+ * given back first (one failure fails them all).  A transfer libfabric does not give back
+ * within OR_QUIESCE_MS closes the exact endpoint (ofi.h, or_ofi_quiesce).
+ */
+static void quiesce(optireduce_comm_t *comm)
+{
+	int abandoned = or_ofi_quiesce(comm->rdm, OR_QUIESCE_MS);
+
+	if (abandoned > 0)
+		or_log(OR_LOG_INFO,
+		       "%d transfers not given back within %d ms of a failure: exact endpoint "
+		       "closed",
+		       abandoned, OR_QUIESCE_MS);
+}
+
 static void req_finish(optireduce_comm_t *comm, optireduce_req_t *r, int ret)
 {
 	struct or_coll *c = &r->coll;
 
+	if (ret < 0)
+		quiesce(comm);
 	if (c->bounded) {
 		if (ret == 0)
 			ret = finish_bounded(comm, r);
@@ -189,6 +208,8 @@ static void comm_unlock(optireduce_comm_t *comm)
 static void fail_all(optireduce_comm_t *comm, int err)
 {
 	comm_lock(comm);
+	/* Bounded: the other ranks are told at once, not left to find the silence. */
+	or_bounded_fail(comm->bounded, err);
 	while (comm->head) {
 		optireduce_req_t *r = comm->head;
 		if (r->state == OR_REQ_QUEUED) {

@@ -21,7 +21,7 @@
 struct or_hello {
 	uint64_t host;    /* same value = same host: machine, or the host_id parameter */
 	uint64_t machine; /* hostname and network namespace: which addresses reach a peer */
-	uint32_t id;   /* proposed communicator id; rank 0's wins */
+	uint32_t id;      /* proposed communicator id; rank 0's wins */
 	uint32_t mode;
 	uint32_t pid;       /* names the host's shared segment when this rank leads it */
 	uint32_t hierarchy; /* the parameters every rank must agree on */
@@ -208,8 +208,13 @@ optireduce_comm_t *or_comm_alloc(optireduce_ctx_t *ctx, uint32_t rank, uint32_t 
 
 int or_comm_open_channels(optireduce_comm_t *c, int same_host)
 {
-	int ret = or_ofi_open(OR_OFI_RDM, or_param_str(&c->params, OR_P_PROVIDER), same_host,
-	                      &c->rdm);
+	const char *prov = or_param_str(&c->params, OR_P_PROVIDER);
+	int ret = or_ofi_open(OR_OFI_RDM, prov, same_host, 0, &c->rdm);
+	char why[256];
+
+	if (ret == -OPTIREDUCE_ENOPROVIDER &&
+	    or_ofi_explain(OR_OFI_RDM, prov, why, sizeof(why)) == 0)
+		or_log(OR_LOG_WARN, "%s: choose another for exact mode (parameter provider)", why);
 	if (!ret && c->mode == OPTIREDUCE_MODE_BOUNDED)
 		ret = or_bounded_create(c, same_host, &c->bounded);
 	return ret;
@@ -273,7 +278,7 @@ static void log_created(optireduce_ctx_t *ctx, optireduce_comm_t *c)
 
 	or_log(OR_LOG_INFO, "communicator %08x: %u ranks, mode %s, exact provider %s%s%s", c->id,
 	       c->size, c->mode == OPTIREDUCE_MODE_BOUNDED ? "bounded" : "exact",
-	       net                                       ? or_ofi_provider_name(net->rdm)
+	       net                                         ? or_ofi_provider_name(net->rdm)
 	       : c->hier && or_hier_net_hosts(c->hier) > 1 ? "its host leader's"
 	                                                   : "none (one host)",
 	       net && net->bounded ? ", bounded provider " : "",
@@ -389,6 +394,7 @@ static int creation_only(int id)
 	static const int ids[] = {OR_P_MODE,
 	                          OR_P_PROVIDER,
 	                          OR_P_BOUNDED_PROVIDER,
+	                          OR_P_EMULATE_DGRAM_MODES,
 	                          OR_P_HIERARCHY,
 	                          OR_P_HOST_ID,
 	                          OR_P_SHM_CHUNK,
@@ -428,8 +434,8 @@ int optireduce_comm_set_param(optireduce_comm_t *comm, const char *name, const c
 		return -OPTIREDUCE_EBUSY;
 	/* The leaders' communicator runs the network step with the same parameters. */
 	if (comm->hier && comm->hier->net) {
-		int ret = or_params_set(&comm->hier->net->params, name, value,
-		                        OPTIREDUCE_PARAM_API, or_select_check_param);
+		int ret = or_params_set(&comm->hier->net->params, name, value, OPTIREDUCE_PARAM_API,
+		                        or_select_check_param);
 		if (ret)
 			return ret;
 	}

@@ -66,8 +66,8 @@ static int reduce_slice(struct or_hier *h, optireduce_req_t *r, struct or_hier_o
 	if (hi > lo) {
 		memcpy(dst, or_shm_slot(&h->shm, 0) + lo * o->es, (hi - lo) * o->es);
 		for (uint32_t j = 1; j < h->nlocal && !ret; j++)
-			ret = or_reduce(dst, or_shm_slot(&h->shm, j) + lo * o->es, hi - lo, r->dtype,
-			                o->op);
+			ret = or_reduce(dst, or_shm_slot(&h->shm, j) + lo * o->es, hi - lo,
+			                r->dtype, o->op);
 	}
 	if (ret)
 		return ret;
@@ -216,11 +216,14 @@ static void progress(struct or_hier *h, int *activity)
 		optireduce_req_t *r = h->head;
 		int ret = 0;
 
-		if (h->comm->failed)
-			ret = -OPTIREDUCE_EPEER; /* queued behind a failed operation */
-		else if (r->hop->step != HOP_COPY_IN || r->hop->off < r->count)
+		if (h->comm->failed) {
+			ret =
+			    -OPTIREDUCE_EPEER; /* queued behind a failed operation: never starts */
+		} else if (r->hop->step != HOP_COPY_IN || r->hop->off < r->count) {
+			r->status.ops_in_flight =
+			    1; /* started: one at a time through the segment */
 			ret = step(h, r);
-		else
+		} else
 			ret = 0; /* every chunk shared back */
 		if (ret > 0) {
 			*activity = 1;
@@ -229,7 +232,8 @@ static void progress(struct or_hier *h, int *activity)
 		}
 		if (ret == 0 && (r->hop->step != HOP_COPY_IN || r->hop->off < r->count)) {
 			double idle = or_now_us() - r->t_last_progress_us;
-			if (idle <= 1e3 * (double)or_param_int(&h->comm->params, OR_P_PEER_TIMEOUT_MS))
+			if (idle <=
+			    1e3 * (double)or_param_int(&h->comm->params, OR_P_PEER_TIMEOUT_MS))
 				return;
 			ret = -OPTIREDUCE_ETIMEDOUT;
 		}
@@ -267,7 +271,6 @@ int or_hier_iallreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf, si
 	r->t_start_us = r->t_last_progress_us = or_now_us();
 	r->status.mode = OPTIREDUCE_MODE_EXACT;
 	r->status.algorithm = -1; /* shared memory only, unless a network step says otherwise */
-	r->status.ops_in_flight = 1; /* one at a time through the segment */
 	if (h->tail)
 		h->tail->next = r;
 	else

@@ -71,6 +71,9 @@ struct optireduce_req {
 	optireduce_req_t *prev;
 };
 
+/* How long a failed communicator waits for libfabric to give back its posted transfers. */
+#define OR_QUIESCE_MS 200
+
 double or_now_us(void);
 /* CPU time this thread has run, us: against or_now_us it tells work from waiting for a CPU. */
 double or_thread_cpu_us(void);

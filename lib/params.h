@@ -22,9 +22,9 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "\"0-16k:recursive_doubling,16k-inf:ring\" (both modes, before tune_exact and "          \
 	  "tune_bounded); auto chooses by mode and size")                                          \
 	X(TUNE_EXACT, "tune_exact", OR_PT_STRING, "auto", "", "",                                  \
-	  "Exact mode: byte ranges and their algorithms, like \"0-64k:tree,64k-inf:ring\" "       \
+	  "Exact mode: byte ranges and their algorithms, like \"0-64k:tree,64k-inf:ring\" "        \
 	  "([lo, hi), first match wins); sizes no range holds, and auto, take the built-in "       \
-	  "rule (optireduce_info prints the rule in force)")                                      \
+	  "rule (optireduce_info prints the rule in force)")                                       \
 	X(TUNE_BOUNDED, "tune_bounded", OR_PT_STRING, "auto", "", "",                              \
 	  "Bounded mode: the same, naming algorithms that run bounded (ring, transpose, tree)")    \
 	X(SMALL_MSG_THRESHOLD, "small_msg_threshold", OR_PT_SIZE, "16k", "0", "1g",                \
@@ -34,10 +34,16 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "libfabric provider of the exact (RDM) channel; empty = automatic "                      \
 	  "(tcp;ofi_rxm, else net; shm only when named)")                                          \
 	X(BOUNDED_PROVIDER, "bounded_provider", OR_PT_STRING, "udp", "", "",                       \
-	  "libfabric provider of the bounded (DGRAM) channel")                                     \
+	  "libfabric provider of the bounded (DGRAM) channel; providers that need a message "      \
+	  "prefix (FI_MSG_PREFIX) or registered buffers (FI_MR_LOCAL), as EFA and verbs do, are "  \
+	  "served")                                                                                \
+	X(EMULATE_DGRAM_MODES, "emulate_dgram_modes", OR_PT_BOOL, "0", "", "",                     \
+	  "Bounded mode, for testing: give every datagram a 40-byte message prefix and register "  \
+	  "the buffers, as providers with FI_MSG_PREFIX and FI_MR_LOCAL need, even when the "      \
+	  "provider needs neither (on udp the prefix travels in every datagram)")                  \
 	X(HIERARCHY, "hierarchy", OR_PT_BOOL, "1", "", "",                                         \
 	  "Ranks that share a host reduce through shared memory and one leader per host "          \
-	  "runs the network step; 0 = every rank on the network, as if each had its own host")    \
+	  "runs the network step; 0 = every rank on the network, as if each had its own host")     \
 	X(HOST_ID, "host_id", OR_PT_STRING, "", "", "",                                            \
 	  "Which ranks share a host: ranks with the same non-empty value do, whatever the "        \
 	  "machine; empty = hostname and network namespace")                                       \
@@ -48,9 +54,11 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "Pipeline segment of the exact channel, bytes (capped by the provider's "                \
 	  "max_msg_size)")                                                                         \
 	X(PEER_TIMEOUT_MS, "peer_timeout_ms", OR_PT_INT, "60000", "1", "86400000",                 \
-	  "Exact mode: fail with ETIMEDOUT when no peer makes progress for this long. Bounded "     \
-	  "mode: fail with EPEER when every datagram to a peer failed to be sent for this long "   \
-	  "(until then a send the host refuses is a loss, counted in packets_send_failed)")        \
+	  "Exact mode: fail with ETIMEDOUT when no peer makes progress for this long. Bounded "    \
+	  "mode: fail with EPEER when a peer sent nothing for this long of the time spent in "     \
+	  "operations that expect data from it (a dead peer; the others are told at once), or "    \
+	  "every datagram to a peer failed to be sent for this long (until then a send the host "  \
+	  "refuses is a loss, counted in packets_send_failed)")                                    \
 	X(MAX_INFLIGHT, "max_inflight", OR_PT_INT, "4", "1", "32",                                 \
 	  "Operations of one communicator that progress at once, in either mode; later ones "      \
 	  "start, in order, as earlier ones finish (in any order).  1 = one at a time: each "      \
@@ -130,12 +138,12 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "time the socket's receive buffer takes to fill at 10 Gbit/s (200 us if its size is "    \
 	  "unknown)")                                                                              \
 	X(REPAIR, "repair", OR_PT_BOOL, "1", "", "",                                               \
-	  "Bounded mode: receivers ask senders again for the datagrams a phase misses, and "      \
-	  "senders resend them, while the phase's deadline leaves a round trip and peers still "  \
+	  "Bounded mode: receivers ask senders again for the datagrams a phase misses, and "       \
+	  "senders resend them, while the phase's deadline leaves a round trip and peers still "   \
 	  "wait for the receiver's next phase; 0 = what did not arrive is only estimated")         \
 	X(INJECT_LOSS, "inject_loss", OR_PT_DOUBLE, "0", "0", "1",                                 \
-	  "Testing: drop this fraction of outgoing bounded datagrams (seeded): data packets "     \
-	  "but a phase's last ones, repair requests and resends")                 \
+	  "Testing: drop this fraction of outgoing bounded datagrams (seeded): data packets "      \
+	  "but a phase's last ones, repair requests and resends")                                  \
 	X(INJECT_SEED, "inject_seed", OR_PT_INT, "1", "0", "9223372036854775807",                  \
 	  "Testing: seed of injected loss and delay")                                              \
 	X(INJECT_DELAY, "inject_delay", OR_PT_STRING, "", "", "",                                  \

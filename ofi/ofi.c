@@ -1,51 +1,33 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Endpoint set-up and data movement over libfabric.
+ * Endpoint set-up over libfabric; data movement is in xfer.c.
  *
  * Provider choice for RDM: shared memory when every rank shares this host and
  * network namespace, else tcp;ofi_rxm, else net, else whatever libfabric
  * offers except "sockets" (unmaintained) and layered-over-UDP providers.
  * For DGRAM the default is udp.  OPTIREDUCE_PROVIDER overrides both.
  */
-#include <errno.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
-#include <rdma/fi_tagged.h>
 
 #include "load.h"
-#include "ofi.h"
+#include "ofi_int.h"
 #include "optireduce.h"
 
 #define OR_FI_VERSION FI_VERSION(1, 9)
-#define OR_CQ_BATCH   64
+/* Registration modes the datagram channel honours: local registration of memory it
+ * allocated, with the provider's keys and virtual addresses.  FI_MR_ENDPOINT (binding each
+ * region to the endpoint) and the RMA modes are not needed by any datagram provider. */
+#define OR_DGRAM_MR_MODES (FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_VIRT_ADDR)
 
-struct or_ofi {
-	struct fi_info *info;
-	struct fid_fabric *fabric;
-	struct fid_domain *domain;
-	struct fid_av *av;
-	struct fid_cq *cq;
-	struct fid_ep *ep;
-	fi_addr_t *addrs;
-	uint32_t naddrs;
-	int can_wait;    /* the CQ has a wait object: fi_cq_sread blocks in the kernel */
-	int has_source;  /* DGRAM with FI_SOURCE: receives say who sent them */
-	int av_identity; /* addrs[i] == i: a source fi_addr is the peer's index */
-	int kind;
-	int send_err; /* libfabric's code of the last failed or_ofi_send, for the log */
-	char prov_name[64];
-};
-
-static int fi_to_or(int ret)
+int or_fi_to_or(int ret)
 {
 	if (ret >= 0)
 		return ret;
@@ -75,7 +57,6 @@ static int fi_to_or(int ret)
 		return -OPTIREDUCE_EFABRIC;
 	}
 }
-
 static struct fi_info *make_hints(enum or_ofi_kind kind, const char *prov, int source)
 {
 	struct fi_info *h = fi_dupinfo(NULL); /* fi_allocinfo, through the opened library */
@@ -91,6 +72,12 @@ static struct fi_info *make_hints(enum or_ofi_kind kind, const char *prov, int s
 	h->mode = FI_CONTEXT | FI_CONTEXT2;
 	h->domain_attr->threading = FI_THREAD_DOMAIN;
 	h->domain_attr->mr_mode = 0;
+	/* The datagram channel's buffers are its own pools: it can give every one prefix room
+	 * and register them (docs/design.md, "Datagram providers"). */
+	if (kind == OR_OFI_DGRAM) {
+		h->mode |= FI_MSG_PREFIX;
+		h->domain_attr->mr_mode = OR_DGRAM_MR_MODES;
+	}
 	if (prov && *prov)
 		h->fabric_attr->prov_name = strdup(prov);
 	return h;
@@ -242,6 +229,8 @@ static void close_fids(struct or_ofi *o)
 		fi_close(&o->ep->fid);
 	if (o->cq)
 		fi_close(&o->cq->fid);
+	for (unsigned i = 0; i < o->nmr; i++)
+		fi_close(&o->mr[i].mr->fid);
 	if (o->av)
 		fi_close(&o->av->fid);
 	if (o->domain)
@@ -254,7 +243,24 @@ static void close_fids(struct or_ofi *o)
 	memset(o, 0, sizeof(*o));
 }
 
-int or_ofi_open(enum or_ofi_kind kind, const char *provider, int same_host, struct or_ofi **out)
+/* The prefix and registration the provider asks for, or the emulated ones. */
+static void take_modes(struct or_ofi *o, int emulate)
+{
+	if (o->kind != OR_OFI_DGRAM)
+		return;
+	if (o->info->mode & FI_MSG_PREFIX)
+		o->prefix = o->info->ep_attr->msg_prefix_size;
+	o->need_mr = (o->info->domain_attr->mr_mode & FI_MR_LOCAL) != 0;
+	if (emulate && !o->prefix) {
+		o->prefix = OR_OFI_EMULATED_PREFIX;
+		o->prefix_emulated = 1;
+	}
+	if (emulate)
+		o->need_mr = 1;
+}
+
+int or_ofi_open(enum or_ofi_kind kind, const char *provider, int same_host, int emulate_modes,
+                struct or_ofi **out)
 {
 	struct fi_info *list = NULL, *fi, *failed[OR_MAX_TRIES];
 	struct or_ofi *o;
@@ -264,7 +270,7 @@ int or_ofi_open(enum or_ofi_kind kind, const char *provider, int same_host, stru
 		return -OPTIREDUCE_EINVAL;
 	ret = get_list(kind, provider, &list, &source);
 	if (ret)
-		return ret == -FI_ENODATA ? -OPTIREDUCE_ENOPROVIDER : fi_to_or(ret);
+		return ret == -FI_ENODATA ? -OPTIREDUCE_ENOPROVIDER : or_fi_to_or(ret);
 	o = calloc(1, sizeof(*o));
 	if (!o) {
 		fi_freeinfo(list);
@@ -288,12 +294,95 @@ int or_ofi_open(enum or_ofi_kind kind, const char *provider, int same_host, stru
 	fi_freeinfo(list);
 	if (ret) {
 		free(o);
-		return ret == -FI_ENODATA ? -OPTIREDUCE_ENOPROVIDER : fi_to_or(ret);
+		return ret == -FI_ENODATA ? -OPTIREDUCE_ENOPROVIDER : or_fi_to_or(ret);
 	}
 	o->kind = kind;
 	o->has_source = source;
+	take_modes(o, emulate_modes);
 	snprintf(o->prov_name, sizeof(o->prov_name), "%s", o->info->fabric_attr->prov_name);
 	*out = o;
+	return 0;
+}
+
+/* What a provider's info asks that the channel of kind does not do, or NULL. */
+static const char *unmet_need(const struct fi_info *fi, enum or_ofi_kind kind)
+{
+	uint64_t mr = (uint64_t)fi->domain_attr->mr_mode;
+	uint64_t modes = kind == OR_OFI_DGRAM ? FI_CONTEXT | FI_CONTEXT2 | FI_MSG_PREFIX
+	                                      : FI_CONTEXT | FI_CONTEXT2;
+	uint64_t mr_ok = kind == OR_OFI_DGRAM ? OR_DGRAM_MR_MODES : 0;
+
+	if (mr & FI_MR_LOCAL & ~mr_ok)
+		return "local memory registration (FI_MR_LOCAL), which exact mode does not do: it "
+		       "sends from the application's buffers";
+	if (fi->mode & FI_MSG_PREFIX & ~modes)
+		return "a message prefix (FI_MSG_PREFIX), which exact mode does not give";
+	if (mr & ~mr_ok & ~(uint64_t)FI_MR_LOCAL)
+		return "memory registration modes the library does not honour (e.g. "
+		       "FI_MR_ENDPOINT)";
+	if (fi->mode & ~modes)
+		return "endpoint modes the library does not honour";
+	return NULL;
+}
+
+int or_ofi_explain(enum or_ofi_kind kind, const char *provider, char *buf, size_t len)
+{
+	struct fi_info *hints, *list = NULL;
+	const char *why = NULL;
+	int ret;
+
+	if (!provider || !*provider || !buf || !len || or_fi_load())
+		return -OPTIREDUCE_ENOPROVIDER;
+	hints = make_hints(kind, provider, 0);
+	if (!hints)
+		return -OPTIREDUCE_ENOMEM;
+	/* Every mode and registration mode allowed: what does the provider need? Not cached:
+	 * the cache is keyed by endpoint type, capabilities and provider, not by modes. */
+	hints->mode = ~0ull;
+	hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_RAW | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED |
+	                              FI_MR_PROV_KEY | FI_MR_MMU_NOTIFY | FI_MR_RMA_EVENT |
+	                              FI_MR_ENDPOINT | FI_MR_HMEM;
+	ret = fi_getinfo(OR_FI_VERSION, NULL, NULL, 0, hints, &list);
+	fi_freeinfo(hints);
+	for (struct fi_info *fi = ret ? NULL : list; fi && !why; fi = fi->next)
+		why = unmet_need(fi, kind);
+	if (list)
+		fi_freeinfo(list);
+	if (!why)
+		return -OPTIREDUCE_ENOPROVIDER;
+	snprintf(buf, len, "provider %s offers %s endpoints only with %s", provider,
+	         kind == OR_OFI_RDM ? "reliable (RDM)" : "datagram", why);
+	return 0;
+}
+
+size_t or_ofi_prefix(const struct or_ofi *o)
+{
+	return o->prefix;
+}
+
+int or_ofi_registers(const struct or_ofi *o)
+{
+	return o->need_mr;
+}
+
+int or_ofi_register(struct or_ofi *o, void *base, size_t len)
+{
+	struct or_ofi_mr *m;
+	int ret;
+
+	if (!o->need_mr)
+		return 0;
+	if (o->nmr >= OR_OFI_MR_MAX)
+		return -OPTIREDUCE_ENOMEM;
+	m = &o->mr[o->nmr];
+	/* The requested key matters only without FI_MR_PROV_KEY: distinct per region. */
+	ret = fi_mr_reg(o->domain, base, len, FI_SEND | FI_RECV, 0, o->nmr + 1, 0, &m->mr, NULL);
+	if (ret)
+		return or_fi_to_or(ret);
+	m->base = base;
+	m->len = len;
+	m->desc = fi_mr_desc(m->mr);
+	o->nmr++;
 	return 0;
 }
 
@@ -310,9 +399,13 @@ const char *or_ofi_provider_name(const struct or_ofi *o)
 	return o ? o->prov_name : "none";
 }
 
+/* A provider's own prefix does not count toward max_msg_size; an emulated one does, as it
+ * travels in the datagram. */
 size_t or_ofi_max_msg(const struct or_ofi *o)
 {
-	return o->info->ep_attr->max_msg_size;
+	size_t max = o->info->ep_attr->max_msg_size;
+
+	return o->prefix_emulated ? (max > o->prefix ? max - o->prefix : 0) : max;
 }
 
 size_t or_ofi_rx_depth(const struct or_ofi *o)
@@ -322,7 +415,7 @@ size_t or_ofi_rx_depth(const struct or_ofi *o)
 
 int or_ofi_getname(struct or_ofi *o, void *buf, size_t *len)
 {
-	return fi_to_or(fi_getname(&o->ep->fid, buf, len));
+	return or_fi_to_or(fi_getname(&o->ep->fid, buf, len));
 }
 
 int or_ofi_av_insert(struct or_ofi *o, const void *names, size_t stride, uint32_t n)
@@ -334,7 +427,7 @@ int or_ofi_av_insert(struct or_ofi *o, const void *names, size_t stride, uint32_
 		int ret = fi_av_insert(o->av, (const char *)names + (size_t)i * stride, 1,
 		                       &o->addrs[i], 0, NULL);
 		if (ret != 1)
-			return ret < 0 ? fi_to_or(ret) : -OPTIREDUCE_EFABRIC;
+			return ret < 0 ? or_fi_to_or(ret) : -OPTIREDUCE_EFABRIC;
 	}
 	o->naddrs = n;
 	o->av_identity = 1;
@@ -343,176 +436,13 @@ int or_ofi_av_insert(struct or_ofi *o, const void *names, size_t stride, uint32_
 	return 0;
 }
 
-static uint32_t src_index(const struct or_ofi *o, fi_addr_t a)
-{
-	if (a == FI_ADDR_NOTAVAIL)
-		return OR_OFI_SRC_STRANGER;
-	if (o->av_identity)
-		return a < o->naddrs ? (uint32_t)a : OR_OFI_SRC_STRANGER;
-	for (uint32_t i = 0; i < o->naddrs; i++)
-		if (o->addrs[i] == a)
-			return i;
-	return OR_OFI_SRC_STRANGER;
-}
-
-static void mark_done(struct or_ofi_xfer *x, int error, size_t len)
-{
-	x->error = error;
-	x->len = len;
-	x->done = 1;
-	if (x->cb)
-		x->cb(x->cb_arg);
-}
-
-int or_ofi_tsend(struct or_ofi *o, uint32_t peer, uint64_t tag, const void *buf, size_t len,
-                 struct or_ofi_xfer *x)
-{
-	ssize_t ret;
-
-	if (peer >= o->naddrs)
-		return -OPTIREDUCE_EINVAL;
-	x->done = 0;
-	x->error = 0;
-	if (len <= o->info->tx_attr->inject_size) {
-		ret = fi_tinject(o->ep, buf, len, o->addrs[peer], tag);
-		if (ret == 0)
-			mark_done(x, 0, len);
-		return fi_to_or((int)ret);
-	}
-	ret = fi_tsend(o->ep, buf, len, NULL, o->addrs[peer], tag, x);
-	return fi_to_or((int)ret);
-}
-
-int or_ofi_trecv(struct or_ofi *o, uint32_t peer, uint64_t tag, void *buf, size_t len,
-                 struct or_ofi_xfer *x)
-{
-	if (peer >= o->naddrs)
-		return -OPTIREDUCE_EINVAL;
-	x->done = 0;
-	x->error = 0;
-	return fi_to_or((int)fi_trecv(o->ep, buf, len, NULL, o->addrs[peer], tag, 0, x));
-}
-
-int or_ofi_send(struct or_ofi *o, uint32_t peer, const void *buf, size_t len, struct or_ofi_xfer *x)
-{
-	ssize_t ret;
-
-	if (peer >= o->naddrs)
-		return -OPTIREDUCE_EINVAL;
-	x->done = 0;
-	x->error = 0;
-	ret = fi_send(o->ep, buf, len, NULL, o->addrs[peer], x);
-	if (ret < 0)
-		o->send_err = (int)-ret;
-	return fi_to_or((int)ret);
-}
-
-const char *or_ofi_send_error(const struct or_ofi *o)
-{
-	return o->send_err ? fi_strerror(o->send_err) : "no error";
-}
-
-int or_ofi_recv(struct or_ofi *o, void *buf, size_t len, struct or_ofi_xfer *x)
-{
-	x->done = 0;
-	x->error = 0;
-	return fi_to_or((int)fi_recv(o->ep, buf, len, NULL, FI_ADDR_UNSPEC, x));
-}
-
-static int read_error(struct or_ofi *o)
-{
-	struct fi_cq_err_entry err = {0};
-	ssize_t ret = fi_cq_readerr(o->cq, &err, 0);
-
-	if (ret < 0)
-		return ret == -FI_EAGAIN ? 0 : fi_to_or((int)ret);
-	if (err.op_context) {
-		int code =
-		    err.err == FI_ECANCELED ? -OPTIREDUCE_ECANCELED : fi_to_or(-(int)err.err);
-		((struct or_ofi_xfer *)err.op_context)->src = OR_OFI_SRC_UNKNOWN;
-		if (code == -OPTIREDUCE_EFABRIC && err.err == FI_ETRUNC)
-			code = -OPTIREDUCE_EMSGSIZE;
-		mark_done(err.op_context, code, err.len);
-	}
-	return 1;
-}
-
-/* src: the sources fi_cq_readfrom gave, or NULL. */
-static int consume(struct or_ofi *o, struct fi_cq_msg_entry *e, const fi_addr_t *src, ssize_t n)
-{
-	for (ssize_t i = 0; i < n; i++) {
-		struct or_ofi_xfer *x = e[i].op_context;
-		if (!x)
-			continue;
-		x->src = src && (e[i].flags & FI_RECV) ? src_index(o, src[i]) : OR_OFI_SRC_UNKNOWN;
-		mark_done(x, 0, e[i].len);
-	}
-	return (int)n;
-}
-
-int or_ofi_poll(struct or_ofi *o, int max)
-{
-	struct fi_cq_msg_entry e[OR_CQ_BATCH];
-	fi_addr_t src[OR_CQ_BATCH];
-	int total = 0;
-
-	while (total < max) {
-		size_t want =
-		    (size_t)(max - total) < OR_CQ_BATCH ? (size_t)(max - total) : OR_CQ_BATCH;
-		ssize_t n = o->has_source ? fi_cq_readfrom(o->cq, e, want, src)
-		                          : fi_cq_read(o->cq, e, want);
-		if (n == -FI_EAGAIN)
-			break;
-		if (n == -FI_EAVAIL) {
-			int r = read_error(o);
-			if (r < 0)
-				return r;
-			total += r;
-			continue;
-		}
-		if (n < 0)
-			return fi_to_or((int)n);
-		/* No early exit on a short batch: udp reads one datagram per fi_cq_read, so only
-		 * -FI_EAGAIN says the socket is empty. */
-		total += consume(o, e, o->has_source ? src : NULL, n);
-	}
-	return total;
-}
-
-int or_ofi_wait(struct or_ofi *o, int timeout_ms)
-{
-	struct fi_cq_msg_entry e[OR_CQ_BATCH];
-	fi_addr_t src[OR_CQ_BATCH];
-	ssize_t n;
-
-	if (!o->can_wait) {
-		struct timespec ts = {0, 50 * 1000};
-		nanosleep(&ts, NULL);
-		return 0;
-	}
-	n = o->has_source ? fi_cq_sreadfrom(o->cq, e, OR_CQ_BATCH, src, NULL, timeout_ms)
-	                  : fi_cq_sread(o->cq, e, OR_CQ_BATCH, NULL, timeout_ms);
-	/*
-	 * -FI_EINTR: on Linux epoll_wait fails with EINTR after SIGSTOP and SIGCONT even
-	 * without a handler (signal(7)); a job suspended and resumed, a debugger, or the
-	 * emulated cloud's stopped straggler must not fail the operation (it did, in
-	 * iteration 2 of a run with hosts stopped 10 % of the time).
-	 */
-	if (n == -FI_EAGAIN || n == -FI_ETIMEDOUT || n == -FI_EINTR)
-		return 0;
-	if (n == -FI_EAVAIL)
-		return read_error(o);
-	if (n < 0)
-		return fi_to_or((int)n);
-	return consume(o, e, o->has_source ? src : NULL, n);
-}
-
 int or_ofi_wait_fd(struct or_ofi *o)
 {
 	enum fi_wait_obj obj;
 	int fd = -1;
 
-	if (!o->can_wait || fi_control(&o->cq->fid, FI_GETWAITOBJ, &obj) || obj != FI_WAIT_FD)
+	if (!o->can_wait || o->closed || fi_control(&o->cq->fid, FI_GETWAITOBJ, &obj) ||
+	    obj != FI_WAIT_FD)
 		return -1;
 	if (fi_control(&o->cq->fid, FI_GETWAIT, &fd) || fd < 0)
 		return -1;
@@ -521,9 +451,12 @@ int or_ofi_wait_fd(struct or_ofi *o)
 
 int or_ofi_trywait(struct or_ofi *o)
 {
-	struct fid *cq = &o->cq->fid;
+	struct fid *cq;
 
-	return fi_to_or(fi_trywait(o->fabric, &cq, 1));
+	if (o->closed)
+		return 0;
+	cq = &o->cq->fid;
+	return or_fi_to_or(fi_trywait(o->fabric, &cq, 1));
 }
 
 int or_ofi_list(enum or_ofi_kind kind, or_ofi_list_cb cb, void *arg)
@@ -533,7 +466,7 @@ int or_ofi_list(enum or_ofi_kind kind, or_ofi_list_cb cb, void *arg)
 
 	ret = get_list(kind, NULL, &list, &source);
 	if (ret)
-		return ret == -FI_ENODATA ? 0 : fi_to_or(ret);
+		return ret == -FI_ENODATA ? 0 : or_fi_to_or(ret);
 	for (struct fi_info *fi = list; fi; fi = fi->next)
 		cb(fi->fabric_attr->prov_name, fi->fabric_attr->name, fi->domain_attr->name,
 		   fi->ep_attr->max_msg_size, arg);

@@ -33,8 +33,15 @@ struct or_ofi_xfer {
 	size_t len;   /* bytes received */
 	or_ofi_cb cb; /* optional, called from or_ofi_poll after done is set */
 	void *cb_arg;
-	uint32_t src; /* a receive's sender: its index in the address vector, or OR_OFI_SRC_* */
+	uint32_t src;   /* a receive's sender: its index in the address vector, or OR_OFI_SRC_* */
+	uint32_t flags; /* OR_OFI_XFER_*, the transport's own */
+	/* Posted and not completed yet, on an RDM endpoint (or_ofi_quiesce). */
+	struct or_ofi_xfer *posted_next;
+	struct or_ofi_xfer *posted_prev;
 };
+
+#define OR_OFI_XFER_POSTED       0x1u /* on its endpoint's list of posted transfers */
+#define OR_OFI_XFER_CANCEL_ASKED 0x2u /* or_ofi_quiesce asked libfabric to cancel it */
 
 /* The provider does not report sources (no FI_SOURCE), or the completion is not a receive. */
 #define OR_OFI_SRC_UNKNOWN UINT32_MAX
@@ -45,8 +52,37 @@ struct or_ofi_xfer {
  * provider: NULL or "" for automatic choice, else a libfabric provider name
  * such as "tcp;ofi_rxm".  same_host: every rank of the communicator runs in
  * this host and network namespace, so shared memory may be used.
+ *
+ * DGRAM endpoints accept providers that need a message prefix (FI_MSG_PREFIX) and local
+ * memory registration (FI_MR_LOCAL), as EFA's and verbs' datagram endpoints do: then
+ * every buffer given to or_ofi_send and or_ofi_recv has or_ofi_prefix() bytes of room
+ * before it, which belong to the provider, and lies in memory given to or_ofi_register.
+ * emulate_modes: use a prefix of OR_OFI_EMULATED_PREFIX bytes and registration even when
+ * the provider needs neither, so that those paths run on udp (the prefix then travels in
+ * every datagram).  RDM endpoints need neither: exact mode sends from the application's
+ * buffers, which it does not register.
  */
-int or_ofi_open(enum or_ofi_kind kind, const char *provider, int same_host, struct or_ofi **out);
+/* The prefix put before every datagram when emulating FI_MSG_PREFIX: an InfiniBand GRH. */
+#define OR_OFI_EMULATED_PREFIX 40
+int or_ofi_open(enum or_ofi_kind kind, const char *provider, int same_host, int emulate_modes,
+                struct or_ofi **out);
+/*
+ * After or_ofi_open failed with -OPTIREDUCE_ENOPROVIDER for a named provider: whether that
+ * provider exists but needs what the channel does not do (e.g. "needs memory
+ * registration (FI_MR_LOCAL)"), into buf.  0 with a reason, -OPTIREDUCE_ENOPROVIDER when
+ * libfabric has no such provider for the endpoint type at all.
+ */
+int or_ofi_explain(enum or_ofi_kind kind, const char *provider, char *buf, size_t len);
+/* Bytes of room every send and receive buffer needs before it (0 without FI_MSG_PREFIX). */
+size_t or_ofi_prefix(const struct or_ofi *o);
+/* Whether buffers are registered (FI_MR_LOCAL, or emulated). */
+int or_ofi_registers(const struct or_ofi *o);
+/*
+ * Registers [base, base + len) for sends and receives when the endpoint needs it (a no-op
+ * otherwise); buffers inside it get its descriptor.  Up to OR_OFI_MR_MAX regions, released
+ * when the endpoint is closed.  0 or a negative code.
+ */
+int or_ofi_register(struct or_ofi *o, void *base, size_t len);
 void or_ofi_close(struct or_ofi *o);
 const char *or_ofi_provider_name(const struct or_ofi *o);
 size_t or_ofi_max_msg(const struct or_ofi *o);
@@ -69,12 +105,23 @@ int or_ofi_tsend(struct or_ofi *o, uint32_t peer, uint64_t tag, const void *buf,
 int or_ofi_trecv(struct or_ofi *o, uint32_t peer, uint64_t tag, void *buf, size_t len,
                  struct or_ofi_xfer *x);
 
-/* Untagged, on DGRAM endpoints. */
+/* Untagged, on DGRAM endpoints.  len and a receive's completed len exclude the prefix. */
 int or_ofi_send(struct or_ofi *o, uint32_t peer, const void *buf, size_t len,
                 struct or_ofi_xfer *x);
 int or_ofi_recv(struct or_ofi *o, void *buf, size_t len, struct or_ofi_xfer *x);
 /* The system's words for why the last or_ofi_send failed (e.g. "Operation not permitted"). */
 const char *or_ofi_send_error(const struct or_ofi *o);
+
+/*
+ * After a failure, before the memory of posted transfers is freed: cancels every transfer
+ * posted on an RDM endpoint and not completed (fi_cancel), then reaps completions until
+ * each has come back or timeout_ms passed.  A transfer still out then (a send that waits
+ * for a peer that will never take it) cannot be cancelled: the endpoint is closed, so that
+ * libfabric can never write to its context or buffer afterwards, and every such transfer
+ * is marked done with -OPTIREDUCE_ECANCELED.  Returns how many had to be abandoned so.
+ * A closed endpoint takes no transfer (-OPTIREDUCE_EPEER) and polls empty.
+ */
+int or_ofi_quiesce(struct or_ofi *o, int timeout_ms);
 
 /* Reap up to max completions; returns how many, or a negative code. */
 int or_ofi_poll(struct or_ofi *o, int max);

@@ -89,6 +89,7 @@ struct hostile {
 	struct sockaddr_storage to;
 	socklen_t tolen;
 	unsigned port;
+	size_t prefix; /* emulate_dgram_modes: the endpoint strips this many bytes first */
 	unsigned invalid, stale, dup, early, stranger;
 	uint64_t rng;
 };
@@ -114,6 +115,13 @@ static int open_hostile(optireduce_comm_t *comm, struct hostile *h)
 		return -1;
 	}
 	h->tolen = (socklen_t)len;
+	{
+		char v[8];
+		if (optireduce_comm_get_param(comm, "emulate_dgram_modes", v, sizeof(v), NULL) ==
+		        0 &&
+		    strcmp(v, "1") == 0)
+			h->prefix = OR_OFI_EMULATED_PREFIX;
+	}
 	if (h->to.ss_family == AF_INET && len >= sizeof(struct sockaddr_in)) {
 		struct sockaddr_in *a = (struct sockaddr_in *)&h->to;
 		if (a->sin_addr.s_addr == htonl(INADDR_ANY))
@@ -180,8 +188,17 @@ static unsigned long long socket_rx_queue(const struct hostile *h)
 	return socket_stat(h, 1);
 }
 
+/* With an emulated message prefix (emulate_dgram_modes) the datagram carries it first. */
 static void send_raw(struct hostile *h, const void *buf, size_t len)
 {
+	static uint8_t with_prefix[70000 + OR_OFI_EMULATED_PREFIX];
+
+	if (h->prefix && len + h->prefix <= sizeof(with_prefix)) {
+		memset(with_prefix, 0, h->prefix);
+		memcpy(with_prefix + h->prefix, buf, len);
+		buf = with_prefix;
+		len += h->prefix;
+	}
 	if (sendto(h->sock, buf, len, 0, (struct sockaddr *)&h->to, h->tolen) != (ssize_t)len)
 		FAIL("sendto %zu bytes: %m\n", len);
 }

@@ -141,7 +141,7 @@ static void valid_hdr(struct or_wire_hdr *h)
 	h->comm_id = T_COMM;
 	h->sender = rndn(T_NRANKS);
 	h->seq = T_SEQ_LO + rndn(T_SEQ_HI - T_SEQ_LO);
-	h->flags &= ~OR_WIRE_FLAG_REQUEST;
+	h->flags &= ~(OR_WIRE_FLAG_REQUEST | OR_WIRE_FLAG_FAILED);
 	if (rndn(16) == 0) {
 		h->flags = OR_WIRE_FLAG_REQUEST;
 		h->step = (uint16_t)rndn(T_NSTEPS);
@@ -298,7 +298,7 @@ static void test_structure(void)
 	h.version = 2;
 	CHECK_RC(verdict(&h), OR_WIRE_EVERSION, "version 2");
 
-	for (int bit = 4; bit < 8; bit++) {
+	for (int bit = 5; bit < 8; bit++) {
 		valid_hdr(&h);
 		h.flags |= (uint8_t)(1u << bit);
 		CHECK_RC(verdict(&h), OR_WIRE_EFLAGS, "unknown flag bit");
@@ -409,6 +409,50 @@ static void test_semantics(void)
 	CHECK_RC(verdict(&h), OR_WIRE_OK, "control notice, any contrib, empty step");
 	h = base, h.flags = OR_WIRE_FLAG_LAST;
 	CHECK_RC(verdict(&h), OR_WIRE_OK, "last data packet");
+}
+
+/* FAILED notices: never a packet of an operation, checked by or_wire_validate_failed. */
+static void test_failed_notice(void)
+{
+	struct or_wire_hdr n, h;
+	uint8_t buf[OR_WIRE_HDR_SIZE];
+	struct or_wire_hdr d;
+
+	valid_hdr(&n);
+	n.flags = OR_WIRE_FLAG_CONTROL | OR_WIRE_FLAG_FAILED;
+	n.step = 0;
+	n.length = 0;
+	n.contrib = 0;
+	n.offset = 3;
+	n.seq = UINT64_MAX; /* any operation: not checked */
+	CHECK(or_wire_encode(&n, buf, sizeof(buf)) == OR_WIRE_HDR_SIZE, "encode notice");
+	CHECK_RC(or_wire_decode(buf, sizeof(buf), &d), OR_WIRE_OK, "notice decodes");
+	CHECK_RC(or_wire_validate_failed(&d, &expect), OR_WIRE_OK, "notice naming rank 3");
+	CHECK_RC(or_wire_validate(&d, &expect), OR_WIRE_EFLAGS, "a notice is no data packet");
+	h = n, h.offset = OR_WIRE_NO_RANK;
+	CHECK_RC(or_wire_validate_failed(&h, &expect), OR_WIRE_OK, "notice naming no rank");
+	h = n, h.offset = T_NRANKS;
+	CHECK_RC(or_wire_validate_failed(&h, &expect), OR_WIRE_ERANK, "dead rank == nranks");
+	h = n, h.sender = T_NRANKS;
+	CHECK_RC(or_wire_validate_failed(&h, &expect), OR_WIRE_ERANK, "sender == nranks");
+	h = n, h.comm_id = T_COMM + 1;
+	CHECK_RC(or_wire_validate_failed(&h, &expect), OR_WIRE_ECOMM, "notice of another comm");
+	h = n, h.flags = OR_WIRE_FLAG_FAILED;
+	CHECK_RC(or_wire_validate_failed(&h, &expect), OR_WIRE_EFLAGS, "FAILED without CONTROL");
+	h = n, h.flags |= OR_WIRE_FLAG_LAST;
+	CHECK_RC(or_wire_validate_failed(&h, &expect), OR_WIRE_EFLAGS, "FAILED with LAST");
+	h = n, h.flags = OR_WIRE_FLAG_CONTROL;
+	CHECK_RC(or_wire_validate_failed(&h, &expect), OR_WIRE_EFLAGS, "CONTROL alone");
+	h = n, h.length = 6;
+	CHECK_RC(or_wire_validate_failed(&h, &expect), OR_WIRE_ELENGTH, "notice with payload");
+	h = n, h.contrib = 1;
+	CHECK_RC(or_wire_validate_failed(&h, &expect), OR_WIRE_ELENGTH, "notice with contrib");
+	h = n, h.step = 1;
+	CHECK_RC(or_wire_validate_failed(&h, &expect), OR_WIRE_ELENGTH, "notice with a step");
+	/* Data packets with the FAILED bit are never data. */
+	valid_hdr(&h);
+	h.flags |= OR_WIRE_FLAG_FAILED;
+	CHECK_RC(verdict(&h), OR_WIRE_EFLAGS, "data packet with FAILED");
 }
 
 /*
@@ -563,6 +607,7 @@ int main(int argc, char **argv)
 	test_structure();
 	test_bit_flips();
 	test_semantics();
+	test_failed_notice();
 	test_fuzz();
 	test_names();
 	test_ranges();

@@ -55,4 +55,11 @@ void or_bounded_op_finish(struct or_bounded *b, struct or_coll *c,
                           const struct or_bounded_times *t);
 void or_bounded_op_abort(struct or_bounded *b, struct or_coll *c);
 
+/*
+ * The communicator failed on this rank with err: the other ranks are told at once with a
+ * FAILED notice (docs/design.md, "Peers that die"), unless one of them told this one.
+ * Once per communicator; later calls do nothing.
+ */
+void or_bounded_fail(struct or_bounded *b, int err);
+
 #endif /* OR_BOUNDED_H */

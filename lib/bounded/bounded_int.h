@@ -13,6 +13,7 @@
 
 #include "bounded.h"
 #include "internal.h"
+#include "liveness.h"
 #include "pacing.h"
 #include "sendfail.h"
 #include "timeout.h"
@@ -156,6 +157,10 @@ struct or_bounded_op {
 	/* The algorithm leaves every phase's send regions as they were sent until its last
 	 * phase closes (or_bop_keep_sends): earlier phases can be resent from them. */
 	int sends_kept;
+	/* The peers it expects data from, each once (peerfail.c): their silence counts while it
+	 * runs. */
+	uint32_t *senders;
+	uint32_t nsenders;
 };
 
 struct or_bounded {
@@ -163,6 +168,7 @@ struct or_bounded {
 	struct or_ofi *ep;
 	size_t max_msg;
 	size_t payload;
+	size_t stride; /* bytes from one pool buffer to the next: the prefix, then max_msg */
 	struct or_rxbuf rx[OR_RX_RING];
 	size_t nrx; /* receive buffers in use: OR_RX_RING or what the endpoint accepts */
 	uint8_t *rx_mem;
@@ -224,8 +230,16 @@ struct or_bounded {
 	/* Algorithms' buffers, kept across operations: one row per operation in flight. */
 	void *scratch[OR_INFLIGHT_MAX][OR_BOP_SCRATCH_SLOTS];
 	size_t scratch_cap[OR_INFLIGHT_MAX][OR_BOP_SCRATCH_SLOTS];
-	uint64_t scratch_busy; /* rows held by running operations, a bit each */
+	uint64_t scratch_busy;         /* rows held by running operations, a bit each */
 	struct or_repair_chan *repair; /* repair.c: round trip, final phases kept; may be NULL */
+	/* Peers that die (peerfail.c): their silence inside operations, the next check, and
+	 * once the communicator failed here, why (a negative code), the rank judged dead (or
+	 * -1) and whether the other ranks were told (or this rank was told by one). */
+	struct or_liveness live;
+	double live_next_us;
+	int failed;
+	int dead_rank;
+	int notified;
 };
 
 _Static_assert(OR_INFLIGHT_MAX <= 64, "scratch_busy has a bit per operation in flight");
@@ -238,6 +252,11 @@ static inline double or_bd_param_d(const struct or_bounded *b, enum or_param_id 
 static inline int64_t or_bd_param_i(const struct or_bounded *b, enum or_param_id id)
 {
 	return or_param_int(&b->comm->params, id);
+}
+
+static inline const char *or_bd_param_s(const struct or_bounded *b, enum or_param_id id)
+{
+	return or_param_str(&b->comm->params, id);
 }
 
 /* progress.c */
@@ -278,6 +297,15 @@ void or_bd_repair_free(struct or_bounded *b);
 /* tx.c, for repair.c: one datagram to peer; 0, 1 (no send buffer free) or < 0. */
 int or_bd_send_datagram(struct or_bounded *b, struct or_bounded_op *op, uint32_t peer,
                         const struct or_wire_hdr *h, const uint8_t *payload);
+
+/* peerfail.c (docs/design.md, "Peers that die") */
+void or_bd_peers_op_start(struct or_bounded *b, struct or_bounded_op *op);
+void or_bd_peers_op_end(struct or_bounded *b, struct or_bounded_op *op);
+void or_bd_peers_heard(struct or_bounded *b, uint32_t peer);
+/* 0, or the communicator's failure: a peer judged dead now, or before, or reported. */
+int or_bd_peers_check(struct or_bounded *b);
+/* A validated FAILED notice from a member. */
+void or_bd_peers_failed_rx(struct or_bounded *b, const struct or_wire_hdr *h);
 
 /* inject.c */
 int or_bd_inject_drop(struct or_bounded *b);

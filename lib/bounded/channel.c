@@ -46,18 +46,54 @@ static int size_payload(struct or_bounded *b)
 	return b->payload < 64 ? -OPTIREDUCE_EMSGSIZE : 0;
 }
 
+/*
+ * The receive ring and the send pool: each buffer has the provider's message prefix before
+ * it (FI_MSG_PREFIX), and both pools are registered when the provider needs it (FI_MR_LOCAL)
+ * (docs/design.md, "Datagram providers").  The send pool is zeroed: with an emulated prefix
+ * its bytes go on the wire.
+ */
 static int alloc_buffers(struct or_bounded *b)
 {
+	size_t prefix = or_ofi_prefix(b->ep);
+	int ret;
+
+	b->stride = (prefix + b->max_msg + 7) & ~(size_t)7;
 	b->nrx = or_ofi_rx_depth(b->ep);
 	if (b->nrx == 0 || b->nrx > OR_RX_RING)
 		b->nrx = OR_RX_RING;
-	b->rx_mem = malloc(b->nrx * b->max_msg);
-	b->tx_mem = malloc(OR_TX_POOL * b->max_msg);
+	b->rx_mem = malloc(b->nrx * b->stride);
+	b->tx_mem = calloc(OR_TX_POOL, b->stride);
 	b->park = calloc(OR_PARK_MAX, sizeof(*b->park));
-	if (!b->rx_mem || !b->tx_mem || !b->park || or_sendfail_init(&b->sendfail, b->comm->size))
+	if (!b->rx_mem || !b->tx_mem || !b->park || or_sendfail_init(&b->sendfail, b->comm->size) ||
+	    or_liveness_init(&b->live, b->comm->size))
 		return -OPTIREDUCE_ENOMEM;
+	ret = or_ofi_register(b->ep, b->rx_mem, b->nrx * b->stride);
+	if (!ret)
+		ret = or_ofi_register(b->ep, b->tx_mem, OR_TX_POOL * b->stride);
+	if (ret)
+		return ret;
 	or_bd_tx_init(b);
+	or_log(OR_LOG_DEBUG,
+	       "datagram endpoint %s: %zu-byte messages, message prefix %zu bytes, buffers %s%s",
+	       or_ofi_provider_name(b->ep), b->max_msg, prefix,
+	       or_ofi_registers(b->ep) ? "registered" : "not registered",
+	       or_bd_param_i(b, OR_P_EMULATE_DGRAM_MODES) ? " (emulate_dgram_modes)" : "");
 	return 0;
+}
+
+/* Opens the datagram endpoint; says why when the named provider exists but cannot serve. */
+static int open_endpoint(struct or_bounded *b, int same_host)
+{
+	const char *prov = or_bd_param_s(b, OR_P_BOUNDED_PROVIDER);
+	int ret = or_ofi_open(OR_OFI_DGRAM, prov, same_host,
+	                      (int)or_bd_param_i(b, OR_P_EMULATE_DGRAM_MODES), &b->ep);
+	char why[256];
+
+	if (ret == -OPTIREDUCE_ENOPROVIDER &&
+	    or_ofi_explain(OR_OFI_DGRAM, prov, why, sizeof(why)) == 0)
+		or_log(OR_LOG_WARN,
+		       "%s: choose another for bounded mode (parameter bounded_provider)", why);
+	return ret;
 }
 
 static void tmo_config(const struct or_bounded *b, struct or_tmo_config *cfg)
@@ -119,8 +155,8 @@ int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bou
 	b->comm = comm;
 	b->seq_hi = OR_SEQ_WINDOW; /* operation 0 is next (op.c, update_window) */
 	b->wait_fd = b->wake[0] = b->wake[1] = -1;
-	ret = or_ofi_open(OR_OFI_DGRAM, or_param_str(&comm->params, OR_P_BOUNDED_PROVIDER),
-	                  same_host, &b->ep);
+	b->dead_rank = -1;
+	ret = open_endpoint(b, same_host);
 	if (ret) {
 		destroy_locks(b);
 		free(b);
@@ -161,6 +197,7 @@ void or_bounded_destroy(struct or_bounded *b)
 	free(b->tmo_store);
 	or_bd_repair_free(b);
 	or_sendfail_fini(&b->sendfail);
+	or_liveness_fini(&b->live);
 	for (unsigned r = 0; r < OR_INFLIGHT_MAX; r++)
 		for (unsigned i = 0; i < OR_BOP_SCRATCH_SLOTS; i++)
 			free(b->scratch[r][i]);
@@ -226,13 +263,17 @@ static int any_sending(struct or_bounded *b)
 int or_bounded_poll(struct or_bounded *b)
 {
 	unsigned step;
-	int ret;
+	int ret, failed, sent;
 
 	b->app_us = or_now_us();
 	ret = or_bd_reap(b);
 	if (ret < 0)
 		return ret;
 	ret += or_bd_drain_ready(b);
+	/* After the drain: what just arrived says its sender lives. */
+	failed = or_bd_peers_check(b);
+	if (failed < 0)
+		return failed;
 	/* Resends first: their phases are further along than the data waiting for tokens. */
 	ret += or_bd_repair_progress(b);
 	/*
@@ -243,7 +284,6 @@ int or_bounded_poll(struct or_bounded *b)
 	 * to finish in the order they started.
 	 */
 	for (unsigned i = 0; i < b->nops; i++) {
-		int sent;
 		if (!or_bd_sending_phase(b->ops[i], &step))
 			continue;
 		sent = or_bd_pump(b, b->ops[i], step);

@@ -126,6 +126,7 @@ static void end_op(struct or_bounded *b, struct or_coll *c)
 		b->nops--;
 	}
 	b->scratch_busy &= ~(1ull << op->scratch_set);
+	or_bd_peers_op_end(b, op);
 	b->in_op = b->nops > 0;
 	pthread_cond_broadcast(&b->op_done);
 	update_window(b);

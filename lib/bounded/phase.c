@@ -180,6 +180,7 @@ int or_bop_send_region(struct or_coll *c, unsigned phase, uint32_t peer, const v
 /* Called by the algorithm once its regions are declared: parked packets now have a home. */
 void or_bop_regions_ready(struct or_coll *c)
 {
+	or_bd_peers_op_start(c->comm->bounded, c->bop);
 	or_bd_replay_parked(c->comm->bounded, c->bop);
 }
 

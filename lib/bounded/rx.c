@@ -34,7 +34,7 @@ int or_bd_rx_post_all(struct or_bounded *b)
 
 	for (size_t i = 0; i < b->nrx && !ret; i++) {
 		b->rx[i].b = b;
-		b->rx[i].buf = b->rx_mem + i * b->max_msg;
+		b->rx[i].buf = b->rx_mem + i * b->stride + or_ofi_prefix(b->ep);
 		b->rx[i].x.cb = on_rx;
 		b->rx[i].x.cb_arg = &b->rx[i];
 		ret = post_rx(b, &b->rx[i]);
@@ -195,6 +195,38 @@ static int finished(const struct or_bounded *b, uint64_t seq)
 }
 
 /*
+ * A datagram that decoded whole and names a member of this communicator, other than this
+ * rank, as its sender, from that member's address when the endpoint says where datagrams
+ * come from: its sender lives (peerfail.c), whatever else is wrong with it.
+ */
+static int from_member(const struct or_bounded *b, const struct or_wire_hdr *h, uint32_t src,
+                       int check_source)
+{
+	return h->comm_id == b->comm->id && h->sender < b->comm->size &&
+	       h->sender != b->comm->rank &&
+	       (!check_source || src >= b->comm->size || src == h->sender);
+}
+
+/* A FAILED notice (wire.h): from a member, the communicator fails here too. */
+static void failed_notice(struct or_bounded *b, const struct or_wire_hdr *h,
+                          const struct or_wire_expect *e, uint32_t src, int check_source)
+{
+	int ret = or_wire_validate_failed(h, e);
+
+	if (ret == OR_WIRE_ECOMM) {
+		b->stats.packets_stranger++;
+		return;
+	}
+	if (ret || !from_member(b, h, src, check_source)) {
+		b->stats.packets_invalid++;
+		or_log(OR_LOG_PACKET, "dropped FAILED notice: %s",
+		       ret ? or_wire_reject_name(ret) : "not from its sender");
+		return;
+	}
+	or_bd_peers_failed_rx(b, h);
+}
+
+/*
  * Delivers, parks or drops (counting why) one datagram.  src: its sender's rank as the
  * endpoint saw it, or OR_OFI_SRC_* (ofi.h).
  */
@@ -220,6 +252,12 @@ static void handle_packet(struct or_bounded *b, const uint8_t *pkt, size_t len, 
 		return;
 	}
 	ret = or_wire_decode(pkt, len, &h);
+	if (!ret && from_member(b, &h, src, check_source))
+		or_bd_peers_heard(b, h.sender);
+	if (!ret && (h.flags & OR_WIRE_FLAG_FAILED)) {
+		failed_notice(b, &h, &e, src, check_source);
+		return;
+	}
 	/* Repair requests and refusals go to repair.c, which validates them itself; a member
 	 * must not ask in another one's name. */
 	if (!ret && (h.flags & (OR_WIRE_FLAG_REQUEST | OR_WIRE_FLAG_CONTROL)) &&

@@ -25,7 +25,7 @@ void or_bd_tx_init(struct or_bounded *b)
 {
 	for (size_t i = 0; i < OR_TX_POOL; i++) {
 		b->tx[i].b = b;
-		b->tx[i].buf = b->tx_mem + i * b->max_msg;
+		b->tx[i].buf = b->tx_mem + i * b->stride + or_ofi_prefix(b->ep);
 		b->tx[i].x.cb = on_tx;
 		b->tx[i].x.cb_arg = &b->tx[i];
 		b->tx[i].next = b->tx_free;

@@ -50,8 +50,16 @@
 #define OR_WIRE_FLAG_REQUEST 0x4
 /* A data packet sent again on request; with CONTROL and no payload: "cannot resend". */
 #define OR_WIRE_FLAG_RESENT 0x8
+/*
+ * With CONTROL and nothing else: "the sender's communicator failed; fail yours"
+ * (docs/design.md, "Peers that die").  offset names the rank that died, or
+ * OR_WIRE_NO_RANK; step, length and contrib are 0; seq is not checked.
+ */
+#define OR_WIRE_FLAG_FAILED 0x10
+#define OR_WIRE_NO_RANK     UINT32_MAX
 #define OR_WIRE_FLAGS_KNOWN                                                                        \
-	(OR_WIRE_FLAG_LAST | OR_WIRE_FLAG_CONTROL | OR_WIRE_FLAG_REQUEST | OR_WIRE_FLAG_RESENT)
+	(OR_WIRE_FLAG_LAST | OR_WIRE_FLAG_CONTROL | OR_WIRE_FLAG_REQUEST | OR_WIRE_FLAG_RESENT |   \
+	 OR_WIRE_FLAG_FAILED)
 
 /* One range of a repair request: packets first .. first + count - 1, 6 bytes on the wire. */
 struct or_wire_range {
@@ -141,12 +149,20 @@ int or_wire_decode(const void *pkt, size_t pktlen, struct or_wire_hdr *h);
 int or_wire_validate(const struct or_wire_hdr *h, const struct or_wire_expect *e);
 
 /*
+ * A FAILED notice (which or_wire_validate rejects as EFLAGS: it is no packet of an
+ * operation): comm id, sender, flags exactly CONTROL | FAILED, step, length and contrib 0,
+ * offset a rank or OR_WIRE_NO_RANK.  Its seq is not checked: the sender may have failed in
+ * any operation.  Returns 0 or an enum or_wire_reject.
+ */
+int or_wire_validate_failed(const struct or_wire_hdr *h, const struct or_wire_expect *e);
+
+/*
  * The ranges of a repair request's payload (len bytes, validated) into out (at most max),
  * each checked to lie within a region of npkts packets.  Returns how many, or
  * OR_WIRE_ERANGE (nothing usable: the request is dropped whole).
  */
-int or_wire_ranges_decode(const void *payload, size_t len, size_t npkts,
-                          struct or_wire_range *out, size_t max);
+int or_wire_ranges_decode(const void *payload, size_t len, size_t npkts, struct or_wire_range *out,
+                          size_t max);
 /* Writes n ranges to buf (room for n * OR_WIRE_RANGE_SIZE bytes); returns the bytes. */
 size_t or_wire_ranges_encode(const struct or_wire_range *r, size_t n, void *buf);
 

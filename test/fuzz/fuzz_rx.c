@@ -139,7 +139,8 @@ static void finish(struct harness *hs)
 
 	check_phases(hs);
 #ifdef FUZZ_VERBOSE
-	fprintf(stderr, "op %llu: received %llu invalid %llu stale %llu duplicate %llu parked %llu\n",
+	fprintf(stderr,
+	        "op %llu: received %llu invalid %llu stale %llu duplicate %llu parked %llu\n",
 	        (unsigned long long)c->seq, (unsigned long long)hs->b->stats.packets_received,
 	        (unsigned long long)hs->b->stats.packets_invalid,
 	        (unsigned long long)hs->b->stats.packets_stale,
@@ -256,6 +257,13 @@ static void harness_init(struct harness *hs, const struct setup *s)
 	b->inject_state = 0;
 	b->in_op = 0;
 	b->wait_fd = -1;
+	/* A FAILED notice of the last input failed the channel: not this one. */
+	b->failed = b->notified = 0;
+	b->dead_rank = -1;
+	b->live_next_us = 0;
+	or_liveness_fini(&b->live);
+	if (or_liveness_init(&b->live, s->size))
+		abort();
 	memset(&b->stats, 0, sizeof(b->stats));
 	or_pacer_init(&b->pace, OR_INITIAL_RATE_MBPS);
 	or_tmo_config_default(&cfg);

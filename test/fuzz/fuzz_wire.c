@@ -2,7 +2,8 @@
 /*
  * libFuzzer target: the bounded channel's datagram header (lib/bounded/wire.c).  Whatever
  * bytes arrive, decode reads only the datagram, and a datagram that passes decode and
- * validate re-encodes to the same header and fits its step's region
+ * validate re-encodes to the same header and fits its step's region, and a FAILED notice
+ * that passes its own validation names members only
  * (docs/design.md, "Wire format").
  */
 #include <stdint.h>
@@ -46,6 +47,11 @@ static void check_accepted(const uint8_t *pkt, size_t len, const struct or_wire_
 		abort();
 	memset(&h2, 0, sizeof(h2)); /* the padding too: both are compared whole */
 	if (or_wire_decode(again, len, &h2) != OR_WIRE_OK || memcmp(&h2, h, sizeof(h2)) != 0)
+		abort();
+	/* A FAILED notice names members only, and carries nothing. */
+	if (or_wire_validate_failed(h, &expect) == OR_WIRE_OK &&
+	    (h->sender >= expect.nranks || h->length || h->contrib || h->step ||
+	     (h->offset >= expect.nranks && h->offset != OR_WIRE_NO_RANK)))
 		abort();
 	if (or_wire_validate(h, &expect) == OR_WIRE_OK &&
 	    ((uint64_t)h->offset + h->length > step_region[h->step] || h->sender >= expect.nranks ||

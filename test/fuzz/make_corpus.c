@@ -68,10 +68,11 @@ static void wire_seeds(void)
 
 	/* fuzz_wire.c's receiver: 5 ranks, operations [100, 164), step regions 4096, 0, 1500. */
 	write_file("wire", "data", p, datagram(p, 1, 100, 0, 0, 0, 64, 1));
-	write_file("wire", "data-last", p,
-	           datagram(p, 4, 163, 2, OR_WIRE_FLAG_LAST, 1432, 68, 5));
+	write_file("wire", "data-last", p, datagram(p, 4, 163, 2, OR_WIRE_FLAG_LAST, 1432, 68, 5));
 	write_file("wire", "control", p, datagram(p, 2, 101, 0, OR_WIRE_FLAG_CONTROL, 0, 0, 0));
 	write_file("wire", "full-payload", p, datagram(p, 3, 120, 0, 0, 2664, 1432, 2));
+	write_file("wire", "failed", p,
+	           datagram(p, 2, 7, 0, OR_WIRE_FLAG_CONTROL | OR_WIRE_FLAG_FAILED, 3, 0, 0));
 }
 
 /* A seed of the receive-path target: its set-up bytes, then length-prefixed datagrams. */
@@ -124,8 +125,11 @@ static void transpose_seed(const char *name, int when, int big)
 	write_file("rx", name, s.buf, s.len);
 }
 
-/* The ring on 4 ranks, this rank 2, 8 blocks: one step from the left neighbour each. */
-static void ring_seed(void)
+/*
+ * The ring on 4 ranks, this rank 2, 8 blocks: one step from the left neighbour each; with
+ * failed, then a FAILED notice from rank 1 naming rank 3 (peerfail.c).
+ */
+static void ring_seed(const char *name, int failed)
 {
 	struct rx_seed s = {.len = 2};
 
@@ -133,7 +137,9 @@ static void ring_seed(void)
 	s.buf[1] = 7;
 	for (uint16_t p = 0; p < 6; p++)
 		rx_region(&s, 64, 1, FUZZ_SEQ, p, 2 * BLOCK_BYTES, (uint16_t)(p < 3 ? p + 1 : 4));
-	write_file("rx", "ring-4", s.buf, s.len);
+	if (failed)
+		rx_add(&s, 1, FUZZ_SEQ, 0, OR_WIRE_FLAG_CONTROL | OR_WIRE_FLAG_FAILED, 3, 0, 0);
+	write_file("rx", name, s.buf, s.len);
 }
 
 int main(int argc, char **argv)
@@ -152,6 +158,7 @@ int main(int argc, char **argv)
 	transpose_seed("transpose-3-started", 1, 0);
 	transpose_seed("transpose-3-parked", 2, 0);
 	transpose_seed("transpose-3-1432", 0, 1);
-	ring_seed();
+	ring_seed("ring-4", 0);
+	ring_seed("ring-4-failed", 1);
 	return 0;
 }

@@ -52,6 +52,12 @@ int or_ofi_poll(struct or_ofi *o, int max)
 	return 0;
 }
 
+size_t or_ofi_prefix(const struct or_ofi *o)
+{
+	(void)o;
+	return 0;
+}
+
 const char *or_ofi_send_error(const struct or_ofi *o)
 {
 	(void)o;
