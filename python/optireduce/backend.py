@@ -26,7 +26,7 @@ import torch.distributed as dist
 from torch._C._distributed_c10d import Work
 
 from .communicator import Communicator
-from .torch import _DTYPES, _REDUCE_OPS
+from .torch import _DTYPES, _REDUCE_OPS, training_params
 
 NAME = "optireduce"
 
@@ -89,7 +89,7 @@ class ProcessGroupOptiReduce(dist.ProcessGroup):
         self._recent = collections.deque(maxlen=self.RECENT_WORKS)
         self._gloo = dist.ProcessGroupGloo(dist.PrefixStore("gloo", store), rank, size, timeout)
         self.optireduce = Communicator(rank, size, _store_allgather(store, rank, size),
-                                       mode=None)
+                                       mode=None, **training_params({}))
 
     def getBackendName(self):
         return NAME
