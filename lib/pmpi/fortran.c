@@ -68,7 +68,7 @@ static void fortran_allreduce(void *sbuf, void *rbuf, MPI_Fint *count, MPI_Fint 
 	pthread_once(&lookup_once, lookup);
 	if (!have_in_place || is_one_of(sbuf, bottom) || is_one_of(rbuf, bottom) ||
 	    is_one_of(rbuf, in_place)) {
-		orp_stats_call(0);
+		orp_stats_call(ORP_CALL_ALLREDUCE);
 		orp_stats_pmpi(OPTIREDUCE_PMPI_REASON_FORTRAN);
 		if (real_fortran) {
 			MPI_Fint err = MPI_SUCCESS;
