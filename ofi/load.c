@@ -37,17 +37,12 @@ static int ncache;
 /*
  * ofi_rxm posts FI_OFI_RXM_MSG_RX_SIZE (128) bounce buffers of 16 KiB per receive queue
  * and sets them up when the endpoint is enabled: 110-155 ms of fi_enable per endpoint
- * here, 2-15 ms with 32.  Its rendezvous protocol (messages above 128 KiB) has the
- * receiver pull the data with RMA reads by default, which over tcp moved one direction
- * of a 2-rank allreduce at a time: 4 MiB took 0.70 s on 100 Mbit/s links (51 Mbit/s each
- * way), 0.40 s with RMA writes (docs/design.md, "The exact channel's rendezvous").  A
- * value the user set wins.  libfabric reads these at its first fi_getinfo, so this runs
- * before that.
+ * here, 2-15 ms with 32.  A value the user set wins.  libfabric reads it at its first
+ * fi_getinfo, so this runs before that.
  */
 static void provider_defaults(void)
 {
 	setenv("FI_OFI_RXM_MSG_RX_SIZE", "32", 0);
-	setenv("FI_OFI_RXM_USE_RNDV_WRITE", "1", 0);
 }
 
 static int load_locked(void)
