@@ -21,6 +21,10 @@
  * On the exact channel the same schedule runs over reliable tagged messages,
  * and the owner adds senders in rank order so that every rank ends with
  * bit-identical results.
+ *
+ * Phase 1 alone is a reduce-scatter (c->scatter, exact channel): shards are
+ * then the equal blocks the caller asked for, sent straight from the caller's
+ * contribution (c->src), and the owner's sum lands in c->rbuf.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +59,19 @@ static size_t shard_len(const struct or_coll *c, const struct tar_state *st, uin
 
 /* ---- exact channel ---- */
 
+/* Where shard j of this rank's contribution is read from when it is sent. */
+static const char *contrib(const struct or_coll *c, const struct tar_state *st, uint32_t j)
+{
+	const char *base = c->scatter ? c->src : c->rbuf;
+	return base + shard_off(c, st, j) * c->esize;
+}
+
+/* Where this rank's shard is reduced: its own result block for a reduce-scatter. */
+static char *own_shard(const struct or_coll *c, const struct tar_state *st)
+{
+	return c->scatter ? c->rbuf : (char *)c->rbuf + shard_off(c, st, c->rank) * c->esize;
+}
+
 /* Transfers of one phase: for each peer, nseg receives then nseg sends. */
 static int exact_post(struct or_coll *c, struct tar_state *st, uint32_t phase)
 {
@@ -71,8 +88,8 @@ static int exact_post(struct or_coll *c, struct tar_state *st, uint32_t phase)
 			size_t slen = phase == 0 ? shard_len(c, st, p) : shard_len(c, st, c->rank);
 			char *rdst = phase == 0 ? st->inbox + (size_t)p * st->max_shard * es
 			                        : rbuf + shard_off(c, st, p) * es;
-			const char *ssrc = phase == 0 ? rbuf + shard_off(c, st, p) * es
-			                              : rbuf + shard_off(c, st, c->rank) * es;
+			const char *ssrc =
+			    phase == 0 ? contrib(c, st, p) : rbuf + shard_off(c, st, c->rank) * es;
 			size_t rl =
 			    k * seg < rlen ? (rlen - k * seg < seg ? rlen - k * seg : seg) : 0;
 			size_t sl =
@@ -139,7 +156,7 @@ static int exact_progress(struct or_coll *c, struct tar_state *st)
 {
 	int ret;
 
-	while (st->stage < 2) {
+	while (st->stage < (c->scatter ? 1 : 2)) {
 		ret = exact_post(c, st, (uint32_t)st->stage);
 		if (ret)
 			return ret;
@@ -147,7 +164,7 @@ static int exact_progress(struct or_coll *c, struct tar_state *st)
 		if (ret <= 0)
 			return ret < 0 ? ret : OPTIREDUCE_INPROGRESS;
 		if (st->stage == 0) {
-			char *own = (char *)c->rbuf + shard_off(c, st, c->rank) * c->esize;
+			char *own = own_shard(c, st);
 			size_t n = shard_len(c, st, c->rank);
 			for (uint32_t p = 0; p < c->size && n; p++) {
 				if (p == c->rank)
@@ -162,6 +179,7 @@ static int exact_progress(struct or_coll *c, struct tar_state *st)
 		st->stage++;
 		mark_own_slots(c, st);
 	}
+	st->stage = 2;
 	return 0;
 }
 
@@ -294,6 +312,8 @@ static int tar_start(struct or_coll *c)
 	st->unit = c->bounded ? or_bop_block_elems(c) : 1;
 	st->units = c->count / st->unit;
 	st->max_shard = or_chunk_len(st->units, c->size, 0) * st->unit;
+	if (c->scatter && !c->bounded && c->count && c->rbuf != contrib(c, st, c->rank))
+		memcpy(c->rbuf, contrib(c, st, c->rank), shard_len(c, st, c->rank) * c->esize);
 	if (c->size == 1 || c->count == 0) {
 		st->stage = 2;
 		return 0;

@@ -10,6 +10,10 @@
 #                                             a compare.sh directory (stats.csv,
 #                                             command.txt): every method (or those
 #                                             matching REGEX) against MPI
+#   bench/perf_table.sh [-c] bytes DIR...     one row per run_cluster.sh run of one size
+#                                             and one implementation (--no-baseline or
+#                                             --only mpi): bytes each host sent per
+#                                             operation (host_bytes.txt)
 #
 # Times in ms. Ratios are ours / MPI's (or A / B) in the same run. "bus bw" is
 # 2(N-1)/N x size / P50, the rate each host's link carried, in Mbit/s. "steal" is the
@@ -19,7 +23,7 @@
 # -c adds every run's command below the table.
 set -euo pipefail
 
-usage() { sed -n '3,19p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '3,23p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "perf_table.sh: $*" >&2; exit 1; }
 
 show_cmds=0 methods=.
@@ -205,8 +209,48 @@ compare_table() {
 	commands "$d"
 }
 
+# Bytes per host per operation: eth0's transmit counter over the benchmark, divided by the
+# operations (timed rows of latency.csv plus the warm-up, --warmup-large or -x, default 10
+# above 8 KiB). What the harness adds (a barrier per iteration, set-up) is counted too.
+bytes_table() {
+	header "$@"
+	echo "| run | hosts x ranks | timed | size | operations | MiB sent per host per op (mean, max) | / size |"
+	echo "|---|---|---|---:|---:|---|---:|"
+	for d in "$@"; do
+		[ -r "$d/host_bytes.txt" ] || die "$d: no host_bytes.txt"
+		local impl=optireduce who=liboptireduce per hosts warm
+		if grep -q -- '--only mpi' "$d/command.txt"; then
+			impl=mpi who=MPI_Allreduce
+		elif grep -q -- '--baseline mpi' "$d/command.txt"; then
+			die "$d: both implementations ran (--baseline mpi): their bytes cannot be told apart"
+		fi
+		per=$(sed -n 's/^# ranks: [0-9]*, \([0-9]*\) per host/\1/p' "$d/command.txt")
+		hosts=$(grep -vc '^#' "$d/host_bytes.txt")
+		warm=$(grep -v '^#' "$d/command.txt" | tail -n 1 |
+			sed -n 's/.* --warmup-large \([0-9]*\).*/\1/p; t; s/.* -x \([0-9]*\).*/\1/p')
+		awk -F, -v impl="$impl" -v warm="${warm:-10}" -v name="$(basename "$d")" -v who="$who" \
+			-v shape="$hosts x ${per:-1}" '
+			FILENAME ~ /latency.csv$/ {
+				if (FNR == 1 || $1 != impl) next
+				n++; sizes[$2] = 1; size = $2; next
+			}
+			/^#/ { next }
+			{ split($0, f, " "); sum += f[2]; if (f[2] > max) max = f[2]; h++ }
+			END {
+				k = 0; for (s in sizes) k++
+				if (k != 1) { print "perf_table.sh: " name ": not one size" > "/dev/stderr"; exit 1 }
+				ops = n + warm
+				human = (size >= 1048576 ? (size / 1048576) " MiB" : size " B")
+				printf "| %s | %s | %s | %s | %d | %.2f, %.2f | %.3f |\n", name, shape, who,
+				    human, ops, sum / h / ops / 1048576, max / ops / 1048576, sum / h / ops / size
+			}' "$d/latency.csv" "$d/host_bytes.txt"
+	done
+	commands "$@"
+}
+
 case $kind in
 cluster) cluster_table "$@" ;;
+bytes) bytes_table "$@" ;;
 ab) ab_table "$@" ;;
 compare) compare_table "$@" ;;
 *) usage >&2; exit 2 ;;

@@ -13,6 +13,8 @@
 #   (cluster.sh's default rate is 200mbit; "--rate none" = unlimited links)
 # Run options:
 #   -n N               hosts, one rank each (default 4)
+#   --per-host K       K ranks on each of the N hosts (N x K ranks; default 1), filling
+#                      each host's slots in turn: ranks that share a host
 #   --bench PATH       the benchmark binary (default: $OPTIREDUCE_BENCH, else
 #                      bench/optireduce_bench next to this script, else
 #                      /tmp/optireduce_bench)
@@ -27,7 +29,9 @@
 # Writes DIR/table.txt (the benchmark's stdout), DIR/stderr.txt,
 # DIR/latency.csv (every iteration), DIR/command.txt, DIR/cluster-status.txt,
 # DIR/steal.txt (CPU the hypervisor took during the run, see cpu_steal.sh; its
-# summary line also ends table.txt).
+# summary line also ends table.txt), DIR/host_bytes.txt (each host's eth0 byte
+# counters before and after the benchmark: what it sent and received, for
+# "perf_table.sh bytes").
 # Needs root; exits 77 (skip) without it.  Exit code: the benchmark's.
 set -euo pipefail
 
@@ -38,11 +42,12 @@ CLUSTER=$HERE/../test/cluster/cluster.sh
 usage() { sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d' | sed 's/^# \{0,1\}//'; }
 die() { echo "run_cluster.sh: error: $*" >&2; exit 1; }
 
-n=4 bench=${OPTIREDUCE_BENCH:-} results="" baseline=1 keep=0
+n=4 per=1 bench=${OPTIREDUCE_BENCH:-} results="" baseline=1 keep=0
 up_args=() bench_args=() mpi_opts=()
 while [ $# -gt 0 ]; do
 	case $1 in
 	-n) n=${2:?-n wants a number}; shift 2 ;;
+	--per-host) per=${2:?--per-host wants a number}; shift 2 ;;
 	--rate | --loss | --burst | --latency | --cross-traffic | --cross-onoff | --cross-flows | --straggler)
 		[ $# -ge 2 ] || die "$1 wants a value"
 		up_args+=("$1" "$2"); shift 2 ;;
@@ -58,6 +63,7 @@ while [ $# -gt 0 ]; do
 	esac
 done
 if ! [[ $n =~ ^[0-9]+$ ]] || [ "$n" -lt 1 ]; then die "-n wants a positive number, not '$n'"; fi
+if ! [[ $per =~ ^[0-9]+$ ]] || [ "$per" -lt 1 ]; then die "--per-host wants a positive number, not '$per'"; fi
 
 if [ "$(id -u)" -ne 0 ]; then
 	echo "run_cluster.sh: the emulated cluster needs root; skipping (exit 77)" >&2
@@ -81,6 +87,7 @@ esac
 
 if [ -z "$results" ]; then
 	results=$PWD/results/cluster-$(date +%Y%m%d-%H%M%S)-n$n
+	[ "$per" = 1 ] || results=${results}x$per
 fi
 mkdir -p "$results"
 results=$(readlink -f "$results")
@@ -110,21 +117,39 @@ trap 'exit 143' TERM
 cluster_up=1
 "$CLUSTER" status >"$results/cluster-status.txt" 2>&1 || true
 
-cmd=("$CLUSTER" run -n "$n" "${xargs_env[@]}" "${mpi_opts[@]}" -- "$bench" "${bench_args[@]}" --csv "$results/latency.csv")
+cmd=("$CLUSTER" run -n $((n * per)) --per-host "$per" "${xargs_env[@]}" "${mpi_opts[@]}" -- "$bench" "${bench_args[@]}" --csv "$results/latency.csv")
 {
 	echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname)"
 	echo "# cluster.sh up -n $n ${up_args[*]:-}"
+	echo "# ranks: $((n * per)), $per per host"
 	provenance_lines
 	env | grep -E '^(OPTIREDUCE|FI)_' | sed 's/^/# env /' || true
 	printf '%q ' "${cmd[@]}"
 	echo
 } >"$results/command.txt"
 
-echo "run_cluster.sh: $n hosts (${up_args[*]:-cluster.sh defaults}); results in $results" >&2
+# Each host's eth0 counters: "hI tx_bytes rx_bytes", one line per host.
+host_bytes() {
+	local i
+	for ((i = 0; i < n; i++)); do
+		ip -n "orc-h$i" -s link show dev eth0 |
+			awk -v h="h$i" '/RX:/ { getline; rx = $1 } /TX:/ { getline; tx = $1 } END { print h, tx, rx }'
+	done
+}
+
+echo "run_cluster.sh: $n hosts x $per ranks (${up_args[*]:-cluster.sh defaults}); results in $results" >&2
+host_bytes >"$results/host_bytes.before"
 "$HERE/cpu_steal.sh" "$results/steal.txt" &
 steal_pid=$!
 rc=0
 "${cmd[@]}" 2> >(tee "$results/stderr.txt" >&2) | tee "$results/table.txt" || rc=$?
+host_bytes >"$results/host_bytes.after"
+{
+	echo "# host tx_bytes rx_bytes (eth0, during the benchmark)"
+	paste -d ' ' "$results/host_bytes.before" "$results/host_bytes.after" |
+		awk '{ print $1, $5 - $2, $6 - $3 }'
+} >"$results/host_bytes.txt"
+rm -f "$results/host_bytes.before" "$results/host_bytes.after"
 kill -TERM "$steal_pid" 2>/dev/null || true
 wait "$steal_pid" 2>/dev/null || true
 tail -n 1 "$results/steal.txt" | tee -a "$results/table.txt"

@@ -249,6 +249,26 @@ int optireduce_allreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf, 
 int optireduce_iallreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                           enum optireduce_dtype dtype, enum optireduce_op op,
                           optireduce_req_t **req);
+/*
+ * Reduce-scatter with equal blocks, like MPI_Reduce_scatter_block: sbuf holds size *
+ * recvcount elements on every rank, and rank i receives in rbuf (recvcount elements)
+ * block i of their reduction, elements [i * recvcount, (i + 1) * recvcount).  With
+ * OPTIREDUCE_IN_PLACE (or sbuf == rbuf) as sbuf, rbuf holds the size * recvcount elements
+ * of the contribution and receives the block at its start; the rest of rbuf is left
+ * unspecified.  It runs on the exact channel (transpose's first phase: each rank sends
+ * (size - 1) * recvcount elements and receives as many); a bounded communicator runs it
+ * there too (status flag OPTIREDUCE_STATUS_FELL_BACK).  On a communicator whose ranks
+ * share hosts it is an allreduce of which each rank keeps its block.  Operations of one
+ * communicator, allreduce and reduce-scatter alike, are started in the same order on
+ * every rank.
+ */
+int optireduce_reduce_scatter_block(optireduce_comm_t *comm, const void *sbuf, void *rbuf,
+                                    size_t recvcount, enum optireduce_dtype dtype,
+                                    enum optireduce_op op, struct optireduce_status *status);
+int optireduce_ireduce_scatter_block(optireduce_comm_t *comm, const void *sbuf, void *rbuf,
+                                     size_t recvcount, enum optireduce_dtype dtype,
+                                     enum optireduce_op op, optireduce_req_t **req);
+
 /* 0 when done (then call optireduce_wait to collect and free), 1 if not. */
 int optireduce_test(optireduce_req_t *req);
 /* Block until done, fill status (may be NULL), free req. */

@@ -13,8 +13,8 @@
 #include "internal.h"
 #include "reduce.h"
 
-static int check_args(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
-                      enum optireduce_dtype dtype, enum optireduce_op op)
+int or_check_args(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t scount,
+                  size_t rcount, enum optireduce_dtype dtype, enum optireduce_op op)
 {
 	size_t es;
 
@@ -25,14 +25,14 @@ static int check_args(optireduce_comm_t *comm, const void *sbuf, void *rbuf, siz
 	if ((unsigned)op >= OPTIREDUCE_OP_COUNT)
 		return -OPTIREDUCE_EOP;
 	es = optireduce_dtype_size(dtype);
-	if (count > SIZE_MAX / es || count * es > (size_t)INT64_MAX)
+	if (scount > SIZE_MAX / es || scount * es > (size_t)INT64_MAX || rcount > scount)
 		return -OPTIREDUCE_EOVERFLOW;
-	if (count > 0 && (!sbuf || !rbuf))
+	if (scount > 0 && (!sbuf || !rbuf))
 		return -OPTIREDUCE_EINVAL;
 	/* sbuf == rbuf reads as in place; a partial overlap has no meaning. */
-	if (count > 0 && sbuf != OPTIREDUCE_IN_PLACE && sbuf != rbuf &&
-	    (const char *)sbuf < (const char *)rbuf + count * es &&
-	    (const char *)rbuf < (const char *)sbuf + count * es)
+	if (rcount > 0 && sbuf != OPTIREDUCE_IN_PLACE && sbuf != rbuf &&
+	    (const char *)sbuf < (const char *)rbuf + rcount * es &&
+	    (const char *)rbuf < (const char *)sbuf + scount * es)
 		return -OPTIREDUCE_EINVAL;
 	if (comm->failed)
 		return -OPTIREDUCE_EPEER;
@@ -58,11 +58,19 @@ static void req_free(optireduce_req_t *r)
 static void view_exact(optireduce_req_t *r)
 {
 	struct or_coll *c = &r->coll;
+	int in_place = r->sbuf == OPTIREDUCE_IN_PLACE;
 
 	c->rbuf = r->rbuf;
 	c->count = r->count;
 	c->dtype = r->dtype;
 	c->esize = optireduce_dtype_size(r->dtype);
+	if (r->scatter) {
+		/* In place, the block is reduced where it lies and moved to the start at the end:
+		 * the start holds block 0, which is sent first. */
+		c->src = in_place ? r->rbuf : r->sbuf;
+		if (in_place)
+			c->rbuf = (char *)r->rbuf + (size_t)c->rank * r->recvcount * c->esize;
+	}
 }
 
 /*
@@ -108,7 +116,7 @@ static int req_start(optireduce_comm_t *comm, optireduce_req_t *r)
 			return ret;
 	} else {
 		view_exact(r);
-		if (r->sbuf != OPTIREDUCE_IN_PLACE && r->sbuf != r->rbuf && r->count)
+		if (!r->scatter && r->sbuf != OPTIREDUCE_IN_PLACE && r->sbuf != r->rbuf && r->count)
 			memcpy(c->rbuf, r->sbuf, r->count * c->esize);
 	}
 	return r->alg->start(c);
@@ -172,9 +180,12 @@ static void req_finish(optireduce_comm_t *comm, optireduce_req_t *r, int ret)
 			or_bounded_op_abort(comm->bounded, c);
 		or_codec_release(&r->codec, &comm->codec_cache);
 	}
+	if (ret == 0 && r->scatter && !c->bounded && c->rbuf != r->rbuf)
+		memmove(r->rbuf, c->rbuf, r->recvcount * c->esize);
 	/* AVG reduces as SUM in either mode: the result is divided here, once. */
-	if (ret == 0 && c->op == OPTIREDUCE_AVG && r->count)
-		ret = or_reduce_divide(r->rbuf, r->count, r->dtype, c->size);
+	if (ret == 0 && c->op == OPTIREDUCE_AVG && (r->scatter ? r->recvcount : r->count))
+		ret = or_reduce_divide(r->rbuf, r->scatter ? r->recvcount : r->count, r->dtype,
+		                       c->size);
 	r->alg->cleanup(c);
 	r->error = ret;
 	r->status.error = ret;
@@ -322,39 +333,41 @@ int or_comm_wait_activity(optireduce_comm_t *comm, int timeout_ms)
 	return ret;
 }
 
-int optireduce_iallreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
-                          enum optireduce_dtype dtype, enum optireduce_op op,
-                          optireduce_req_t **req)
+int or_op_post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+               enum optireduce_dtype dtype, enum optireduce_op op, unsigned flags,
+               optireduce_req_t **req)
 {
+	int scatter = (flags & OR_OP_SCATTER) != 0;
 	optireduce_req_t *r;
 	struct or_coll *c;
-	int ret = check_args(comm, sbuf, rbuf, count, dtype, op);
-	int bounded;
+	int bounded, activity, ret;
 
-	if (ret)
-		return ret;
 	if (comm->hier)
-		return or_hier_iallreduce(comm, sbuf, rbuf, count, dtype, op, req);
-	if (!req)
-		return -OPTIREDUCE_EINVAL;
+		return or_hier_iallreduce(comm, sbuf, rbuf, count, dtype, op, scatter, req);
 	r = calloc(1, sizeof(*r));
 	if (!r || or_handle_add(r)) {
 		free(r);
 		return -OPTIREDUCE_ENOMEM;
 	}
-	bounded = comm->bounded && bounded_eligible(dtype, op);
+	/* Reduce-scatter is transpose's first phase, on the exact channel. */
+	bounded = !(flags & (OR_OP_SCATTER | OR_OP_EXACT)) && comm->bounded &&
+	          bounded_eligible(dtype, op);
 	r->magic = OR_MAGIC_REQ;
 	r->sbuf = sbuf;
 	r->rbuf = rbuf;
 	r->count = count;
 	r->dtype = dtype;
-	r->alg = or_select_algorithm(comm, count * optireduce_dtype_size(dtype), bounded);
+	r->scatter = scatter;
+	r->recvcount = scatter ? count / comm->size : count;
+	r->alg = scatter ? &or_alg_transpose
+	                 : or_select_algorithm(comm, count * optireduce_dtype_size(dtype), bounded);
 	c = &r->coll;
 	c->rank = comm->rank;
 	c->size = comm->size;
 	c->op = op;
 	c->seq = comm->next_seq++;
 	c->bounded = bounded;
+	c->scatter = scatter;
 	c->comm = comm;
 	c->status = &r->status;
 	c->incast = (uint32_t)or_param_int(&comm->params, OR_P_INCAST);
@@ -381,13 +394,23 @@ int optireduce_iallreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf,
 	comm->tail = r;
 	*req = r;
 	/* Start now so data moves before the first test; errors surface in wait. */
-	{
-		int activity;
-		ret = or_comm_progress(comm, &activity);
-		if (ret < 0)
-			fail_all(comm, ret);
-	}
+	ret = or_comm_progress(comm, &activity);
+	if (ret < 0)
+		fail_all(comm, ret);
 	return 0;
+}
+
+int optireduce_iallreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                          enum optireduce_dtype dtype, enum optireduce_op op,
+                          optireduce_req_t **req)
+{
+	int ret = or_check_args(comm, sbuf, rbuf, count, count, dtype, op);
+
+	if (ret)
+		return ret;
+	if (!req)
+		return -OPTIREDUCE_EINVAL;
+	return or_op_post(comm, sbuf, rbuf, count, dtype, op, 0, req);
 }
 
 int optireduce_test(optireduce_req_t *req)

@@ -34,6 +34,15 @@ struct or_coll {
 	void *rbuf;
 	size_t count;
 	enum optireduce_dtype dtype;
+	/*
+	 * Reduce-scatter (only algorithms that implement it get it: transpose): the algorithm
+	 * stops after its reduce-scatter half.  The contribution, count elements, is read from
+	 * src and not changed; rbuf receives this rank's block, elements
+	 * [or_chunk_start(count / block, size, rank) * block, ...) of the sum, where block is
+	 * the channel's unit (1 on the exact channel, or_bop_block_elems on the bounded one).
+	 */
+	int scatter;
+	const void *src;
 	enum optireduce_op op; /* AVG reduces as SUM; the core divides at the end */
 	size_t esize;
 	uint64_t seq;         /* operation number on the communicator */

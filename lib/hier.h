@@ -41,9 +41,14 @@ int or_hier_busy(const struct or_hier *h);
 void or_hier_log(const struct or_hier *h, uint32_t id);
 int or_hier_describe(const struct or_hier *h, char *buf, size_t len);
 
-/* The API entry points of a communicator with c->hier (lib/hier_op.c). */
+/*
+ * The API entry points of a communicator with c->hier (lib/hier_op.c).  A reduce-scatter
+ * (scatter set; count is the whole contribution) runs as an allreduce into a buffer of its
+ * own, and this rank's block is copied out at the end.
+ */
 int or_hier_iallreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
-                       enum optireduce_dtype dtype, enum optireduce_op op, optireduce_req_t **req);
+                       enum optireduce_dtype dtype, enum optireduce_op op, int scatter,
+                       optireduce_req_t **req);
 int or_hier_test(optireduce_req_t *req);
 int or_hier_wait(optireduce_req_t *req, struct optireduce_status *status);
 

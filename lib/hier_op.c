@@ -118,8 +118,12 @@ static int lead_network(struct or_hier *h, optireduce_req_t *r, struct or_hier_o
 	if (!o->net_req) {
 		if (!or_shm_all_reached(h->shm.reduced, h->nlocal, o->g))
 			return 0;
-		ret = optireduce_iallreduce(h->net, OPTIREDUCE_IN_PLACE, h->shm.result, o->n,
-		                            r->dtype, o->op, &o->net_req);
+		/* A reduce-scatter is exact: its network step too. */
+		ret = or_check_args(h->net, OPTIREDUCE_IN_PLACE, h->shm.result, o->n, o->n,
+		                    r->dtype, o->op);
+		if (!ret)
+			ret = or_op_post(h->net, OPTIREDUCE_IN_PLACE, h->shm.result, o->n, r->dtype,
+			                 o->op, r->scatter ? OR_OP_EXACT : 0, &o->net_req);
 		if (ret) {
 			o->net_req = NULL;
 			goto publish;
@@ -166,7 +170,7 @@ static int network(struct or_hier *h, optireduce_req_t *r, struct or_hier_op *o)
 
 static int share(struct or_hier *h, optireduce_req_t *r, struct or_hier_op *o)
 {
-	memcpy((char *)r->rbuf + o->off * o->es, h->shm.result, o->n * o->es);
+	memcpy((char *)(r->work ? r->work : r->rbuf) + o->off * o->es, h->shm.result, o->n * o->es);
 	o->off += o->n;
 	o->step = HOP_COPY_IN;
 	return 1;
@@ -190,10 +194,23 @@ static int step(struct or_hier *h, optireduce_req_t *r)
 	return -OPTIREDUCE_EINVAL;
 }
 
+/* A reduce-scatter's block, from the whole sum in r->work to the application's buffer. */
+static void scatter_out(struct or_hier *h, optireduce_req_t *r, int ret)
+{
+	if (ret == 0)
+		memcpy(r->rbuf,
+		       (const char *)r->work + (size_t)h->comm->rank * r->recvcount * r->hop->es,
+		       r->recvcount * r->hop->es);
+	free(r->work);
+	r->work = NULL;
+}
+
 static void finish(struct or_hier *h, optireduce_req_t *r, int ret)
 {
-	if (ret == 0 && r->coll.op == OPTIREDUCE_AVG && r->count)
-		ret = or_reduce_divide(r->rbuf, r->count, r->dtype, h->comm->size);
+	if (r->scatter)
+		scatter_out(h, r, ret);
+	if (ret == 0 && r->coll.op == OPTIREDUCE_AVG && r->recvcount)
+		ret = or_reduce_divide(r->rbuf, r->recvcount, r->dtype, h->comm->size);
 	r->error = r->status.error = ret;
 	r->status.elapsed_us = or_now_us() - r->t_start_us;
 	r->state = OR_REQ_DONE;
@@ -243,27 +260,36 @@ static void progress(struct or_hier *h, int *activity)
 }
 
 int or_hier_iallreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
-                       enum optireduce_dtype dtype, enum optireduce_op op, optireduce_req_t **req)
+                       enum optireduce_dtype dtype, enum optireduce_op op, int scatter,
+                       optireduce_req_t **req)
 {
 	struct or_hier *h = comm->hier;
+	size_t es = optireduce_dtype_size(dtype);
 	optireduce_req_t *r;
 	int activity;
 
-	if (!req)
-		return -OPTIREDUCE_EINVAL;
 	r = calloc(1, sizeof(*r) + sizeof(struct or_hier_op));
 	if (!r || or_handle_add(r)) {
+		free(r);
+		return -OPTIREDUCE_ENOMEM;
+	}
+	if (scatter && !(r->work = malloc(count * es + 1))) {
+		or_handle_remove(r);
 		free(r);
 		return -OPTIREDUCE_ENOMEM;
 	}
 	r->magic = OR_MAGIC_REQ;
 	r->hop = (struct or_hier_op *)(r + 1);
 	r->hop->op = op == OPTIREDUCE_AVG ? OPTIREDUCE_SUM : op;
-	r->hop->es = optireduce_dtype_size(dtype);
-	r->sbuf = sbuf;
+	r->hop->es = es;
+	/* In place, a reduce-scatter's contribution is the whole of rbuf; the chunks are
+	 * shared back into work, and rbuf gets the block at the end. */
+	r->sbuf = scatter && sbuf == OPTIREDUCE_IN_PLACE ? rbuf : sbuf;
 	r->rbuf = rbuf;
 	r->count = count;
 	r->dtype = dtype;
+	r->scatter = scatter;
+	r->recvcount = scatter ? count / comm->size : count;
 	r->coll.comm = comm;
 	r->coll.op = op;
 	r->coll.seq = comm->next_seq++;

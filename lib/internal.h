@@ -57,8 +57,13 @@ struct optireduce_req {
 	/* The operation as the application gave it; coll is the algorithm's view of it. */
 	const void *sbuf;
 	void *rbuf;
-	size_t count;
+	size_t count; /* reduce-scatter: the whole contribution, size * recvcount */
 	enum optireduce_dtype dtype;
+	/* Reduce-scatter: recvcount elements land in rbuf (in place: at its start); on a
+	 * communicator with hier, the whole sum goes through work first. */
+	int scatter;
+	size_t recvcount;
+	void *work;
 	const struct or_alg *alg;
 	double t_start_us;
 	double t_last_progress_us;
@@ -80,6 +85,17 @@ double or_thread_cpu_us(void);
 void or_inject_delay(optireduce_comm_t *comm, uint64_t seq);
 
 /* Core entry points between files. */
+/* The arguments of an operation whose sbuf holds scount elements and rbuf rcount: 0 or the
+ * negative code the API returns (lib/allreduce.c). */
+int or_check_args(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t scount,
+                  size_t rcount, enum optireduce_dtype dtype, enum optireduce_op op);
+/* Queues an operation whose arguments were checked and starts it if it may: count elements,
+ * with OR_OP_* flags (lib/allreduce.c). */
+#define OR_OP_SCATTER 0x1 /* reduce-scatter (exact): count is the whole contribution */
+#define OR_OP_EXACT   0x2 /* on the exact channel even if bounded could serve it */
+int or_op_post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+               enum optireduce_dtype dtype, enum optireduce_op op, unsigned flags,
+               optireduce_req_t **req);
 int or_comm_progress(optireduce_comm_t *comm, int *activity);
 int or_comm_wait_activity(optireduce_comm_t *comm, int timeout_ms);
 /* Every operation of comm not yet completed fails with err (a negative code). */

@@ -7,10 +7,13 @@
  * 2 N eps sum|x_i| (one rounding per reduction step, half types rounding
  * each step too); every rank must hold a bit-identical result.
  *
- *   mpi_allreduce [-q] [-a NAME]
+ *   mpi_allreduce [-q] [-a NAME] [-s]
  *     -q: skip the two large counts
  *     -a: run every case with algorithm NAME (parameter "algorithm"), and check
  *         each operation's status says it ran
+ *     -s: optireduce_reduce_scatter_block instead, recvcount in {0, 1, 3, 257,
+ *         65537, 1 MiB worth}: each rank checks its block of the same reference,
+ *         and that a send buffer is left unchanged
  */
 #include <math.h>
 #include <stdio.h>
@@ -24,6 +27,7 @@
 
 static int rank, nranks, failures;
 static int want_alg = -1; /* -a: the algorithm every operation must report */
+static int mode_bounded;  /* OPTIREDUCE_MODE=bounded: the communicator is bounded */
 
 /* Small values so integer sums and products stay in range of every type. */
 static double input(int r, size_t i, enum optireduce_dtype dt, enum optireduce_op op)
@@ -179,12 +183,81 @@ out:
 	free(rbuf);
 }
 
+/* Rank r's block of the reduction of size * rcount elements, in place or not. */
+static void run_scatter_case(optireduce_comm_t *comm, enum optireduce_dtype dt,
+                             enum optireduce_op op, size_t rcount, int in_place)
+{
+	size_t es = optireduce_dtype_size(dt), total = rcount * (size_t)nranks, bad = 0;
+	size_t base = (size_t)rank * rcount, first_bad = 0;
+	unsigned char *sbuf = malloc(total * es + 1), *rbuf = malloc(total * es + 1);
+	double got_bad = 0, want_bad = 0;
+	struct optireduce_status st;
+	int ret;
+
+	for (size_t i = 0; i < total; i++)
+		dtype_store(in_place ? rbuf : sbuf, i, dt, input(rank, i, dt, op));
+	if (!in_place)
+		memset(rbuf, 0xA5, total * es);
+	ret = optireduce_reduce_scatter_block(comm, in_place ? OPTIREDUCE_IN_PLACE : sbuf, rbuf,
+	                                      rcount, dt, op, &st);
+	if (ret) {
+		fprintf(stderr, "rank %d: scatter %s %s recvcount %zu%s: %s\n", rank,
+		        optireduce_dtype_name(dt), optireduce_op_name(op), rcount,
+		        in_place ? " in place" : "", optireduce_strerror(ret));
+		failures++;
+		goto out;
+	}
+	/* Exact, also on a bounded communicator (OPTIREDUCE_MODE=bounded), and flat it says so. */
+	if (st.mode != OPTIREDUCE_MODE_EXACT ||
+	    (mode_bounded && !(st.flags & OPTIREDUCE_STATUS_FELL_BACK))) {
+		fprintf(stderr, "rank %d: scatter ran in mode %d, flags 0x%x\n", rank, st.mode,
+		        st.flags);
+		failures++;
+	}
+	for (size_t k = 0; k < rcount; k++) {
+		size_t i = base + k;
+		double tol = ref_tol[i % PERIOD], want = ref_val[i % PERIOD];
+		double got = dtype_load(rbuf, k, dt);
+		if (!(fabs(got - want) <= tol) && !bad++) {
+			first_bad = k;
+			got_bad = got;
+			want_bad = want;
+		}
+	}
+	/* Not in place, the send buffer is the caller's and stays as it was; nothing past
+	 * the block is written. */
+	for (size_t i = 0; !in_place && i < total && !bad; i++) {
+		if (dtype_load(sbuf, i, dt) != stored_input(rank, i, dt, op)) {
+			fprintf(stderr, "rank %d: scatter: send buffer [%zu] changed\n", rank, i);
+			bad++;
+		}
+	}
+	for (size_t i = rcount * es; !in_place && i < total * es && !bad; i++) {
+		if (rbuf[i] != 0xA5) {
+			fprintf(stderr, "rank %d: scatter: byte %zu past the block written\n", rank,
+			        i);
+			bad++;
+		}
+	}
+	if (bad) {
+		fprintf(stderr,
+		        "rank %d: scatter %s %s recvcount %zu%s: %zu wrong, first [%zu] = %.9g, "
+		        "want %.9g\n",
+		        rank, optireduce_dtype_name(dt), optireduce_op_name(op), rcount,
+		        in_place ? " in place" : "", bad, first_bad, got_bad, want_bad);
+		failures++;
+	}
+out:
+	free(sbuf);
+	free(rbuf);
+}
+
 int main(int argc, char **argv)
 {
 	optireduce_ctx_t *ctx;
 	optireduce_comm_t *comm;
 	const char *alg = NULL;
-	int quick = 0, total;
+	int quick = 0, scatter = 0, total;
 	int ret;
 
 	MPI_Init(&argc, &argv);
@@ -193,14 +266,20 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		if (strcmp(argv[i], "-q") == 0) {
 			quick = 1;
+		} else if (strcmp(argv[i], "-s") == 0) {
+			scatter = 1;
 		} else if (strcmp(argv[i], "-a") == 0 && i + 1 < argc) {
 			alg = argv[++i];
 		} else {
 			if (rank == 0)
-				fprintf(stderr, "usage: mpi_allreduce [-q] [-a ALGORITHM]\n");
+				fprintf(stderr, "usage: mpi_allreduce [-q] [-a ALGORITHM] [-s]\n");
 			MPI_Abort(MPI_COMM_WORLD, 2);
 		}
 	}
+	/* Flat (no host hierarchy) on a bounded communicator, a reduce-scatter falls back. */
+	mode_bounded =
+	    getenv("OPTIREDUCE_MODE") && strcmp(getenv("OPTIREDUCE_MODE"), "bounded") == 0 &&
+	    getenv("OPTIREDUCE_HIERARCHY") && strcmp(getenv("OPTIREDUCE_HIERARCHY"), "0") == 0;
 	ret = optireduce_init(OPTIREDUCE_API_VERSION, &ctx);
 	if (!ret)
 		ret = optireduce_comm_from_mpi(ctx, MPI_COMM_WORLD, &comm);
@@ -217,18 +296,23 @@ int main(int argc, char **argv)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	if (rank == 0)
-		printf("%d ranks, provider %s, algorithm %s\n", nranks,
-		       optireduce_comm_provider(comm, OPTIREDUCE_MODE_EXACT), alg ? alg : "auto");
+		printf("%d ranks, provider %s, %s, algorithm %s\n", nranks,
+		       optireduce_comm_provider(comm, OPTIREDUCE_MODE_EXACT),
+		       scatter ? "reduce-scatter" : "allreduce", alg ? alg : "auto");
 	for (int dt = 0; dt < OPTIREDUCE_DTYPE_COUNT; dt++) {
 		size_t es = optireduce_dtype_size(dt);
 		size_t counts[] = {
 		    0, 1, (size_t)nranks - 1, (size_t)nranks + 1, 1000003, (8u << 20) / es};
+		size_t rcounts[] = {0, 1, 3, 257, 65537, (1u << 20) / es};
 		int ncounts = quick ? 4 : 6;
 		for (int op = 0; op < OPTIREDUCE_OP_COUNT; op++) {
 			tabulate(dt, op);
 			for (int c = 0; c < ncounts; c++)
 				for (int ip = 0; ip < 2; ip++)
-					run_case(comm, dt, op, counts[c], ip);
+					if (scatter)
+						run_scatter_case(comm, dt, op, rcounts[c], ip);
+					else
+						run_case(comm, dt, op, counts[c], ip);
 		}
 		if (rank == 0)
 			printf("%-8s done\n", optireduce_dtype_name(dt));

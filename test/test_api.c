@@ -139,7 +139,33 @@ static void test_bad_reduce_args(optireduce_comm_t *comm)
 		                            (enum optireduce_dtype)bad[i].dtype,
 		                            (enum optireduce_op)bad[i].op, &req) == bad[i].want);
 		CHECK(req == sentinel);
+		status_fill(&st);
+		CHECK(optireduce_reduce_scatter_block(comm, s, r, bad[i].count,
+		                                      (enum optireduce_dtype)bad[i].dtype,
+		                                      (enum optireduce_op)bad[i].op,
+		                                      &st) == bad[i].want);
+		CHECK(status_untouched(&st));
+		CHECK(optireduce_ireduce_scatter_block(comm, s, r, bad[i].count,
+		                                       (enum optireduce_dtype)bad[i].dtype,
+		                                       (enum optireduce_op)bad[i].op,
+		                                       &req) == bad[i].want);
+		CHECK(req == sentinel);
 	}
+	status_fill(&st);
+	CHECK(optireduce_reduce_scatter_block(NULL, s, r, 4, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM,
+	                                      &st) == -OPTIREDUCE_EBADHANDLE);
+	CHECK(optireduce_reduce_scatter_block(comm, NULL, r, 4, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM,
+	                                      &st) == -OPTIREDUCE_EINVAL);
+	CHECK(optireduce_reduce_scatter_block(comm, s, NULL, 4, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM,
+	                                      &st) == -OPTIREDUCE_EINVAL);
+	CHECK(optireduce_reduce_scatter_block(comm, big, big + 3, 4, OPTIREDUCE_FLOAT32,
+	                                      OPTIREDUCE_SUM, &st) == -OPTIREDUCE_EINVAL);
+	CHECK(status_untouched(&st));
+	CHECK(optireduce_ireduce_scatter_block(comm, s, r, 4, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM,
+	                                       NULL) == -OPTIREDUCE_EINVAL);
+	CHECK(optireduce_ireduce_scatter_block(NULL, s, r, 4, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM,
+	                                       &req) == -OPTIREDUCE_EBADHANDLE);
+	CHECK(req == sentinel);
 	status_fill(&st);
 	CHECK(optireduce_allreduce(NULL, s, r, 4, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM, &st) ==
 	      -OPTIREDUCE_EBADHANDLE);
@@ -193,6 +219,17 @@ static void check_usable(optireduce_comm_t *comm)
 	CHECK(r[0] == 1 && r[3] == 4);
 	/* sbuf == rbuf is in place. */
 	CHECK(optireduce_allreduce(comm, d, d, 3, OPTIREDUCE_FLOAT64, OPTIREDUCE_SUM, NULL) == 0);
+	CHECK(d[0] == 1.5 && d[1] == -2 && d[2] == 3);
+	/* A one-rank reduce-scatter is its input, in place or not. */
+	r[0] = r[1] = r[2] = r[3] = 9;
+	CHECK(optireduce_reduce_scatter_block(comm, s, r, 3, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM,
+	                                      &st) == 0);
+	CHECK(r[0] == 1 && r[1] == 2 && r[2] == 3 && r[3] == 9);
+	CHECK(optireduce_reduce_scatter_block(comm, NULL, NULL, 0, OPTIREDUCE_INT8, OPTIREDUCE_MIN,
+	                                      NULL) == 0);
+	CHECK(optireduce_ireduce_scatter_block(comm, OPTIREDUCE_IN_PLACE, d, 3, OPTIREDUCE_FLOAT64,
+	                                       OPTIREDUCE_AVG, &req) == 0);
+	CHECK(optireduce_wait(req, &st) == 0 && st.error == 0);
 	CHECK(d[0] == 1.5 && d[1] == -2 && d[2] == 3);
 }
 

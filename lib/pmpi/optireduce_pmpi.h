@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * liboptireduce_pmpi: MPI_Allreduce and MPI_Iallreduce on liboptireduce for
- * unmodified MPI programs, by LD_PRELOAD or by linking it before -lmpi:
+ * liboptireduce_pmpi: MPI_Allreduce, MPI_Iallreduce and MPI_Reduce_scatter_block
+ * on liboptireduce for unmodified MPI programs, by LD_PRELOAD or by linking it
+ * before -lmpi:
  *
  *   mpirun -x LD_PRELOAD=/path/liboptireduce_pmpi.so ./app
  *
@@ -10,8 +11,10 @@
  * MPI_PROD, MPI_MIN or MPI_MAX, an intracommunicator of 2 or more ranks);
  * every other call goes to PMPI_Allreduce.  MPI_Iallreduce follows the
  * same rules and returns an MPI generalized request, progressed by Open
- * MPI's progress engine (see optireduce_pmpi(7)).  Exact mode unless
- * OPTIREDUCE_PMPI_BOUNDED selects floating SUM calls for bounded mode.
+ * MPI's progress engine (see optireduce_pmpi(7)).  MPI_Reduce_scatter_block
+ * follows them too (in place included) and runs transpose's first phase,
+ * always exact.  Exact mode unless OPTIREDUCE_PMPI_BOUNDED selects floating
+ * SUM calls for bounded mode.
  *
  * Environment (read once, at the first intercepted call; must be the same on
  * every rank):
@@ -48,7 +51,7 @@ extern "C" {
 #pragma GCC visibility push(default)
 #endif
 
-/* Why a call went to PMPI_Allreduce (PMPI_Iallreduce).  Indexes
+/* Why a call went to PMPI_Allreduce (PMPI_Iallreduce, PMPI_Reduce_scatter_block).  Indexes
  * optireduce_pmpi_stats.to_pmpi_by_reason. */
 enum optireduce_pmpi_reason {
 	OPTIREDUCE_PMPI_REASON_INACTIVE,    /* before MPI_Init or from MPI_Finalize on */
@@ -71,12 +74,12 @@ enum optireduce_pmpi_reason {
 
 /* Counters of this process since it started. */
 struct optireduce_pmpi_stats {
-	uint64_t calls;            /* MPI_Allreduce and MPI_Iallreduce calls intercepted */
+	uint64_t calls;            /* calls intercepted, of every kind */
 	uint64_t served_exact;     /* ran on liboptireduce's exact channel */
 	uint64_t served_bounded;   /* ran on the bounded channel */
 	uint64_t bounded_declined; /* policy chose bounded, bounded unavailable: ran exact
 	                              (also counted in served_exact) */
-	uint64_t to_pmpi;          /* went to PMPI_Allreduce or PMPI_Iallreduce */
+	uint64_t to_pmpi;          /* went to the PMPI function of the same name */
 	uint64_t to_pmpi_by_reason[OPTIREDUCE_PMPI_MAX_REASONS];
 	uint64_t bytes_exact;
 	uint64_t bytes_bounded;
@@ -85,6 +88,10 @@ struct optireduce_pmpi_stats {
 	uint64_t comms_destroyed;
 	uint64_t nonblocking_calls;  /* of calls: MPI_Iallreduce */
 	uint64_t nonblocking_served; /* of served_exact + served_bounded: MPI_Iallreduce */
+	/* Appended, so the fields above keep their offsets. */
+	uint64_t reduce_scatter_calls;  /* of calls: MPI_Reduce_scatter_block */
+	uint64_t reduce_scatter_served; /* of served_exact: MPI_Reduce_scatter_block (always exact;
+	                                   also bounded_declined when the policy chose bounded) */
 };
 
 /* Copies the counters; returns 0, or -22 (EINVAL) for a NULL out. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * MPI_Allreduce: serve it on liboptireduce when that computes what MPI
- * defines, else hand it to PMPI_Allreduce unchanged.
+ * MPI_Allreduce and MPI_Reduce_scatter_block: serve them on liboptireduce
+ * when that computes what MPI defines, else hand them to PMPI unchanged.
  *
  * Every check before the communicator's state is created depends only on
  * values MPI requires to be equal on all ranks (datatype, op, count, comm)
@@ -12,10 +12,12 @@
  */
 #include "pmpi_internal.h"
 
-static int to_pmpi(enum optireduce_pmpi_reason reason, const void *sbuf, void *rbuf, int count,
-                   MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+static int to_pmpi(enum orp_call kind, enum optireduce_pmpi_reason reason, const void *sbuf,
+                   void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
 	orp_stats_pmpi(reason);
+	if (kind == ORP_CALL_REDUCE_SCATTER)
+		return PMPI_Reduce_scatter_block(sbuf, rbuf, count, dt, op, comm);
 	return PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm);
 }
 
@@ -56,40 +58,54 @@ optireduce_comm_t *orp_channel(struct orp_comm *st, enum optireduce_dtype odt,
 	return st->exact;
 }
 
-int orp_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                  MPI_Comm comm)
+static const char *call_name(enum orp_call kind)
+{
+	return kind == ORP_CALL_REDUCE_SCATTER ? "MPI_Reduce_scatter_block" : "MPI_Allreduce";
+}
+
+/* A blocking call of either kind; count is MPI_Reduce_scatter_block's recvcount. */
+static int blocking(enum orp_call kind, const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
+                    MPI_Op op, MPI_Comm comm)
 {
 	enum optireduce_dtype odt = OPTIREDUCE_INT8;
 	enum optireduce_op oop = OPTIREDUCE_SUM;
 	struct optireduce_status status;
+	const void *osbuf = sbuf == MPI_IN_PLACE ? OPTIREDUCE_IN_PLACE : sbuf;
 	optireduce_comm_t *oc;
 	struct orp_comm *st;
 	size_t bytes;
-	int reason, bounded, declined, ret;
+	int reason, bounded, declined, ret, size = 1;
 
-	orp_stats_call(0);
+	orp_stats_call(kind);
 	reason = orp_check_call(sbuf, rbuf, count, dt, op, comm, &odt, &oop);
 	if (reason >= 0)
-		return to_pmpi(reason, sbuf, rbuf, count, dt, op, comm);
+		return to_pmpi(kind, reason, sbuf, rbuf, count, dt, op, comm);
 	st = orp_comm_get(comm);
 	if (!st)
-		return to_pmpi(OPTIREDUCE_PMPI_REASON_UNAVAILABLE, sbuf, rbuf, count, dt, op, comm);
+		return to_pmpi(kind, OPTIREDUCE_PMPI_REASON_UNAVAILABLE, sbuf, rbuf, count, dt, op,
+		               comm);
 	if (st->reason >= 0)
-		return to_pmpi(st->reason, sbuf, rbuf, count, dt, op, comm);
+		return to_pmpi(kind, st->reason, sbuf, rbuf, count, dt, op, comm);
 	/* Erroneous under MPI (two threads in collectives on one communicator). */
 	if (atomic_exchange(&st->busy, 1)) {
 		if (!st->warned_busy++)
 			orp_log(ORP_LOG_WARN,
-			        "%s: concurrent MPI_Allreduce calls; this program is "
+			        "%s: concurrent %s calls; this program is "
 			        "erroneous and may deadlock",
-			        st->name);
-		return to_pmpi(OPTIREDUCE_PMPI_REASON_BUSY, sbuf, rbuf, count, dt, op, comm);
+			        st->name, call_name(kind));
+		return to_pmpi(kind, OPTIREDUCE_PMPI_REASON_BUSY, sbuf, rbuf, count, dt, op, comm);
 	}
-	bytes = (size_t)count * orp_core.dtype_size(odt);
+	/* The policy sees a reduce-scatter's whole contribution, recvcount per rank. */
+	if (kind == ORP_CALL_REDUCE_SCATTER)
+		PMPI_Comm_size(comm, &size);
+	bytes = (size_t)count * (size_t)size * orp_core.dtype_size(odt);
 	pthread_mutex_lock(&st->lock);
 	oc = orp_channel(st, odt, oop, bytes, &bounded, &declined);
-	ret = orp_core.allreduce(oc, sbuf == MPI_IN_PLACE ? OPTIREDUCE_IN_PLACE : sbuf, rbuf,
-	                         (size_t)count, odt, oop, &status);
+	if (kind == ORP_CALL_REDUCE_SCATTER)
+		ret = orp_core.reduce_scatter_block(oc, osbuf, rbuf, (size_t)count, odt, oop,
+		                                    &status);
+	else
+		ret = orp_core.allreduce(oc, osbuf, rbuf, (size_t)count, odt, oop, &status);
 	/* Earlier MPI_Iallreduce operations on this communicator finished first. */
 	if (st->ihead)
 		orp_iops_complete(st, 0);
@@ -99,20 +115,38 @@ int orp_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_
 		/* rbuf may be half written and the peers' state is unknown: only MPI can report it.
 		 */
 		orp_stats_error();
-		orp_log(ORP_LOG_WARN, "%s: MPI_Allreduce of %d %s (%s) failed in liboptireduce: %s",
-		        st->name, count, orp_core.dtype_name(odt), orp_core.op_name(oop),
+		orp_log(ORP_LOG_WARN, "%s: %s of %d %s (%s) failed in liboptireduce: %s", st->name,
+		        call_name(kind), count, orp_core.dtype_name(odt), orp_core.op_name(oop),
 		        orp_core.strerror(ret));
 		PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
 		return MPI_ERR_OTHER;
 	}
 	orp_stats_served((status.flags & OPTIREDUCE_STATUS_BOUNDED) != 0,
 	                 declined || (bounded && !(status.flags & OPTIREDUCE_STATUS_BOUNDED)),
-	                 bytes, 0);
+	                 bytes, kind);
 	return MPI_SUCCESS;
+}
+
+int orp_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                  MPI_Comm comm)
+{
+	return blocking(ORP_CALL_ALLREDUCE, sbuf, rbuf, count, dt, op, comm);
+}
+
+int orp_reduce_scatter_block(const void *sbuf, void *rbuf, int recvcount, MPI_Datatype dt,
+                             MPI_Op op, MPI_Comm comm)
+{
+	return blocking(ORP_CALL_REDUCE_SCATTER, sbuf, rbuf, recvcount, dt, op, comm);
 }
 
 ORP_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                              MPI_Op op, MPI_Comm comm)
 {
 	return orp_allreduce(sendbuf, recvbuf, count, datatype, op, comm);
+}
+
+ORP_EXPORT int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+	return orp_reduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm);
 }

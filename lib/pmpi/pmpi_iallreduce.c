@@ -77,7 +77,8 @@ static void finish(struct orp_comm *st, struct orp_iop *op, int ret,
 		op->error = MPI_ERR_OTHER;
 	} else {
 		int bounded = (status->flags & OPTIREDUCE_STATUS_BOUNDED) != 0;
-		orp_stats_served(bounded, op->declined || (op->bounded && !bounded), op->bytes, 1);
+		orp_stats_served(bounded, op->declined || (op->bounded && !bounded), op->bytes,
+		                 ORP_CALL_IALLREDUCE);
 	}
 	/* May run free_fn (the program already freed the request): op is not used after. */
 	PMPI_Grequest_complete(op->greq);
@@ -157,7 +158,7 @@ int orp_iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI
 	struct orp_comm *st;
 	int reason, ret;
 
-	orp_stats_call(1);
+	orp_stats_call(ORP_CALL_IALLREDUCE);
 	reason = orp_check_call(sbuf, rbuf, count, dt, op, comm, &odt, &oop);
 	if (reason < 0 && !request)
 		reason = OPTIREDUCE_PMPI_REASON_ARGS;

@@ -34,6 +34,9 @@ struct orp_core {
 	int (*iallreduce)(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
 	                  enum optireduce_dtype dtype, enum optireduce_op op,
 	                  optireduce_req_t **req);
+	int (*reduce_scatter_block)(optireduce_comm_t *comm, const void *sbuf, void *rbuf,
+	                            size_t recvcount, enum optireduce_dtype dtype,
+	                            enum optireduce_op op, struct optireduce_status *status);
 	int (*test)(optireduce_req_t *req);
 	int (*wait)(optireduce_req_t *req, struct optireduce_status *status);
 	const char *(*strerror)(int err);
@@ -64,10 +67,11 @@ extern int orp_world_rank;
 void orp_log_init(void);
 void orp_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* stats.c */
-void orp_stats_call(int nonblocking);
+/* stats.c; the kinds of calls the interposer takes. */
+enum orp_call { ORP_CALL_ALLREDUCE, ORP_CALL_IALLREDUCE, ORP_CALL_REDUCE_SCATTER };
+void orp_stats_call(enum orp_call kind);
 void orp_stats_pmpi(enum optireduce_pmpi_reason reason);
-void orp_stats_served(int bounded, int declined, size_t bytes, int nonblocking);
+void orp_stats_served(int bounded, int declined, size_t bytes, enum orp_call kind);
 void orp_stats_error(void);
 void orp_stats_comm(int created);
 void orp_stats_print(void);
@@ -122,7 +126,8 @@ int orp_iops_complete(struct orp_comm *st, int wait);
 int orp_progress_init(void); /* looks the hook up; 0 if MPI has one */
 void orp_progress_stop(void);
 
-/* pmpi_allreduce.c: the routing shared by the C and Fortran entry points. */
+/* pmpi_allreduce.c: the routing shared by the C and Fortran entry points, and by
+ * MPI_Reduce_scatter_block (count is then its recvcount). */
 /* A reason to leave the call to MPI, or -1 if liboptireduce can take it (same for every rank). */
 int orp_check_call(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                    MPI_Comm comm, enum optireduce_dtype *odt, enum optireduce_op *oop);
@@ -132,6 +137,8 @@ optireduce_comm_t *orp_channel(struct orp_comm *st, enum optireduce_dtype odt,
                                enum optireduce_op oop, size_t bytes, int *bounded, int *declined);
 int orp_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                   MPI_Comm comm);
+int orp_reduce_scatter_block(const void *sbuf, void *rbuf, int recvcount, MPI_Datatype dt,
+                             MPI_Op op, MPI_Comm comm);
 int orp_iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                    MPI_Comm comm, MPI_Request *request);
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Counters of where MPI_Allreduce and MPI_Iallreduce calls went, and their report at MPI_Finalize.
- */
+/* Counters of where MPI_Allreduce, MPI_Iallreduce and MPI_Reduce_scatter_block calls went, and
+ * their report at MPI_Finalize. */
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -29,18 +29,20 @@ static const char *const reason_names[OPTIREDUCE_PMPI_REASON_COUNT] = {
 /* Updated from any thread under MPI_THREAD_MULTIPLE, hence atomics (relaxed: only counts). */
 static struct {
 	atomic_uint_least64_t calls, exact, bounded, declined, pmpi, errors, created, destroyed;
-	atomic_uint_least64_t bytes_exact, bytes_bounded, nb_calls, nb_served;
+	atomic_uint_least64_t bytes_exact, bytes_bounded, nb_calls, nb_served, rs_calls, rs_served;
 	atomic_uint_least64_t reason[OPTIREDUCE_PMPI_REASON_COUNT];
 } ctr;
 
 #define ADD(field, n) atomic_fetch_add_explicit(&(field), (n), memory_order_relaxed)
 #define GET(field)    atomic_load_explicit(&(field), memory_order_relaxed)
 
-void orp_stats_call(int nonblocking)
+void orp_stats_call(enum orp_call kind)
 {
 	ADD(ctr.calls, 1);
-	if (nonblocking)
+	if (kind == ORP_CALL_IALLREDUCE)
 		ADD(ctr.nb_calls, 1);
+	else if (kind == ORP_CALL_REDUCE_SCATTER)
+		ADD(ctr.rs_calls, 1);
 }
 
 void orp_stats_pmpi(enum optireduce_pmpi_reason reason)
@@ -50,10 +52,12 @@ void orp_stats_pmpi(enum optireduce_pmpi_reason reason)
 		ADD(ctr.reason[reason], 1);
 }
 
-void orp_stats_served(int bounded, int declined, size_t bytes, int nonblocking)
+void orp_stats_served(int bounded, int declined, size_t bytes, enum orp_call kind)
 {
-	if (nonblocking)
+	if (kind == ORP_CALL_IALLREDUCE)
 		ADD(ctr.nb_served, 1);
+	else if (kind == ORP_CALL_REDUCE_SCATTER)
+		ADD(ctr.rs_served, 1);
 	if (bounded) {
 		ADD(ctr.bounded, 1);
 		ADD(ctr.bytes_bounded, bytes);
@@ -97,6 +101,8 @@ ORP_EXPORT int optireduce_pmpi_stats(struct optireduce_pmpi_stats *out)
 	out->comms_destroyed = GET(ctr.destroyed);
 	out->nonblocking_calls = GET(ctr.nb_calls);
 	out->nonblocking_served = GET(ctr.nb_served);
+	out->reduce_scatter_calls = GET(ctr.rs_calls);
+	out->reduce_scatter_served = GET(ctr.rs_served);
 	return 0;
 }
 
@@ -108,8 +114,8 @@ ORP_EXPORT const char *optireduce_pmpi_reason_name(int reason)
 }
 
 /*
- * Lines on stderr: where calls went ("MPI_Allreduce calls" counts both
- * kinds), how many of them were MPI_Iallreduce, and why the PMPI ones went.
+ * Lines on stderr: where calls of every kind went, how many of them were
+ * MPI_Iallreduce or MPI_Reduce_scatter_block, and why the PMPI ones went.
  */
 void orp_stats_print(void)
 {
@@ -124,10 +130,9 @@ void orp_stats_print(void)
 			                        len ? ", " : "", reason_names[i],
 			                        s.to_pmpi_by_reason[i]);
 	fprintf(stderr,
-	        "optireduce-pmpi[%d] stats: %" PRIu64 " MPI_Allreduce calls: %" PRIu64
-	        " exact (%" PRIu64 " B), %" PRIu64 " bounded (%" PRIu64 " B), %" PRIu64
-	        " bounded->exact, %" PRIu64 " to PMPI; %" PRIu64 " errors; %" PRIu64
-	        " communicators\n",
+	        "optireduce-pmpi[%d] stats: %" PRIu64 " calls: %" PRIu64 " exact (%" PRIu64
+	        " B), %" PRIu64 " bounded (%" PRIu64 " B), %" PRIu64 " bounded->exact, %" PRIu64
+	        " to PMPI; %" PRIu64 " errors; %" PRIu64 " communicators\n",
 	        orp_world_rank, s.calls, s.served_exact, s.bytes_exact, s.served_bounded,
 	        s.bytes_bounded, s.bounded_declined, s.to_pmpi, s.errors, s.comms_created);
 	if (s.nonblocking_calls)
@@ -135,6 +140,11 @@ void orp_stats_print(void)
 		        "optireduce-pmpi[%d] stats: of those, %" PRIu64 " MPI_Iallreduce: %" PRIu64
 		        " served by liboptireduce\n",
 		        orp_world_rank, s.nonblocking_calls, s.nonblocking_served);
+	if (s.reduce_scatter_calls)
+		fprintf(stderr,
+		        "optireduce-pmpi[%d] stats: of those, %" PRIu64
+		        " MPI_Reduce_scatter_block: %" PRIu64 " served by liboptireduce\n",
+		        orp_world_rank, s.reduce_scatter_calls, s.reduce_scatter_served);
 	if (s.to_pmpi)
 		fprintf(stderr, "optireduce-pmpi[%d] stats: to PMPI because: %s\n", orp_world_rank,
 		        why);

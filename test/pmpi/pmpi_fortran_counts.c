@@ -9,6 +9,7 @@
 #include "pmpi/optireduce_pmpi.h"
 
 void pmpi_test_counts(long long *exact, long long *pmpi, long long *fortran);
+void pmpi_test_nb_counts(long long *calls, long long *served);
 
 void pmpi_test_counts(long long *exact, long long *pmpi, long long *fortran)
 {
@@ -23,4 +24,19 @@ void pmpi_test_counts(long long *exact, long long *pmpi, long long *fortran)
 	*exact = (long long)s.served_exact;
 	*pmpi = (long long)s.to_pmpi;
 	*fortran = (long long)s.to_pmpi_by_reason[OPTIREDUCE_PMPI_REASON_FORTRAN];
+}
+
+/* MPI_Iallreduce calls intercepted and served by liboptireduce; -1 without the interposer. */
+void pmpi_test_nb_counts(long long *calls, long long *served)
+{
+	int (*get)(struct optireduce_pmpi_stats *);
+	struct optireduce_pmpi_stats s;
+
+	*(void **)&get = dlsym(RTLD_DEFAULT, "optireduce_pmpi_stats");
+	if (!get || get(&s)) {
+		*calls = *served = -1;
+		return;
+	}
+	*calls = (long long)s.nonblocking_calls;
+	*served = (long long)s.nonblocking_served;
 }
