@@ -304,7 +304,7 @@ static int block_packets(const struct opdesc *d)
 /* Bounded: the error against the exact sum, its energy, and what the status says was lost. */
 static void check_bounded(struct opdesc *d, int k, int batch, struct tally *t, size_t base)
 {
-	double err2 = 0, norm2 = 0, maxerr = 0, q;
+	double err2 = 0, norm2 = 0, maxerr = 0, q, whole;
 	double lost = (double)(d->st.elements_expected[0] - d->st.elements_received[0] +
 	                       d->st.elements_expected[1] - d->st.elements_received[1]);
 	double expected = (double)(d->st.elements_expected[0] + d->st.elements_expected[1]);
@@ -341,8 +341,12 @@ static void check_bounded(struct opdesc *d, int k, int batch, struct tally *t, s
 	if (!t->mean && !lost_any && maxerr > 1e-4 * nranks)
 		FAIL("batch %d op %d (%zu elements): max error %g without loss\n", batch, k,
 		     d->count, maxerr);
-	/* Real socket loss on a loaded host, reported: at most a few times the theory. */
-	if (!t->mean && lost_any && norm2 > 0 && err2 / norm2 > 8 * q / (1 - q) + 0.05)
+	/* Real socket loss on a loaded host, reported: at most a few times the theory.  The
+	 * theory is that of packets lost independently; a contribution missing whole (a rank
+	 * descheduled past the deadline) is judged by the statistics tests, not here. */
+	whole = (double)(d->st.contributions_missing + d->st.blocks_fallback);
+	MPI_Allreduce(MPI_IN_PLACE, &whole, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+	if (!t->mean && lost_any && whole == 0 && norm2 > 0 && err2 / norm2 > 8 * q / (1 - q) + 0.05)
 		FAIL("batch %d op %d: nmse %g with up to %.4f of its data lost\n", batch, k,
 		     err2 / norm2, q);
 	if (block_packets(d) >= 8) {
