@@ -162,7 +162,7 @@ static void run_batch(int rank, optireduce_comm_t *comm, float *in, float *out, 
 {
 	struct rank_result *res = &sh->res[rank];
 	optireduce_req_t *req[BATCH];
-	int started = 0, ret;
+	int started = 0, ret, refused = 0;
 
 	for (int k = 0; k < BATCH; k++) {
 		for (size_t i = 0; i < count; i++)
@@ -170,7 +170,7 @@ static void run_batch(int rank, optireduce_comm_t *comm, float *in, float *out, 
 		ret = optireduce_iallreduce(comm, in + (size_t)k * count, out + (size_t)k * count,
 		                            count, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM, &req[k]);
 		if (ret) {
-			note_failure(res, ret, op + k, k); /* refused at once: failed before */
+			refused = ret; /* the communicator failed before: judged after the waits */
 			break;
 		}
 		started++;
@@ -186,6 +186,14 @@ static void run_batch(int rank, optireduce_comm_t *comm, float *in, float *out, 
 		else if (failed_before && st.ops_in_flight == 0)
 			res->after_unstarted++;
 	}
+	/* A start refused because an earlier operation of the batch had just failed: it and
+	 * those never started behind it failed without starting. */
+	if (refused && !res->code)
+		note_failure(res, refused, op + started, started);
+	else if (refused)
+		res->after_unstarted++;
+	if (refused)
+		res->after_unstarted += BATCH - 1 - started;
 }
 
 /*
