@@ -66,11 +66,9 @@ static void mark_done(struct or_ofi_xfer *x, int error, size_t len)
 		x->cb(x->cb_arg);
 }
 
-int or_ofi_tsend(struct or_ofi *o, uint32_t peer, uint64_t tag, const void *buf, size_t len,
-                 struct or_ofi_xfer *x)
+/* What a tagged transfer checks and resets before it is posted: 0 or a negative code. */
+static int tagged_begin(const struct or_ofi *o, uint32_t peer, struct or_ofi_xfer *x)
 {
-	ssize_t ret;
-
 	if (o->closed)
 		return -OPTIREDUCE_EPEER;
 	if (peer >= o->naddrs)
@@ -78,6 +76,16 @@ int or_ofi_tsend(struct or_ofi *o, uint32_t peer, uint64_t tag, const void *buf,
 	x->done = 0;
 	x->error = 0;
 	x->flags = 0;
+	return 0;
+}
+
+int or_ofi_tsend(struct or_ofi *o, uint32_t peer, uint64_t tag, const void *buf, size_t len,
+                 struct or_ofi_xfer *x)
+{
+	ssize_t ret = tagged_begin(o, peer, x);
+
+	if (ret)
+		return (int)ret;
 	if (len <= o->info->tx_attr->inject_size) {
 		ret = fi_tinject(o->ep, buf, len, o->addrs[peer], tag);
 		if (ret == 0)
@@ -93,15 +101,10 @@ int or_ofi_tsend(struct or_ofi *o, uint32_t peer, uint64_t tag, const void *buf,
 int or_ofi_trecv(struct or_ofi *o, uint32_t peer, uint64_t tag, void *buf, size_t len,
                  struct or_ofi_xfer *x)
 {
-	ssize_t ret;
+	ssize_t ret = tagged_begin(o, peer, x);
 
-	if (o->closed)
-		return -OPTIREDUCE_EPEER;
-	if (peer >= o->naddrs)
-		return -OPTIREDUCE_EINVAL;
-	x->done = 0;
-	x->error = 0;
-	x->flags = 0;
+	if (ret)
+		return (int)ret;
 	ret = fi_trecv(o->ep, buf, len, NULL, o->addrs[peer], tag, 0, x);
 	if (ret == 0)
 		track(o, x);
