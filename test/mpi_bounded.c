@@ -544,10 +544,37 @@ static void test_fallback(optireduce_comm_t *comm)
 		FAIL("float max on a bounded comm did not run exact\n");
 }
 
+/*
+ * The communicator the estimator's statistics run on.  They judge it under independent loss,
+ * and the absent rule (a sender silent for absent_factor x t_C is cut from the phase) turns a
+ * rank descheduled under a parallel make check into whole blocks lost at once: bursts the
+ * theory does not describe, in 2 of 16 runs of the tree on 3 ranks beside CPU hogs.  The rule
+ * is off here, as a creation parameter must be; mpi_straggler tests it, and repair meets a
+ * late rank with it on.
+ */
+static optireduce_comm_t *statistics_comm(optireduce_ctx_t *ctx, optireduce_comm_t *comm)
+{
+	optireduce_comm_t *c = NULL;
+	char saved[32];
+
+	if (optireduce_comm_get_param(comm, "absent_factor", saved, sizeof(saved), NULL) ||
+	    optireduce_ctx_set_param(ctx, "absent_factor", "0") ||
+	    optireduce_comm_from_mpi_mode(ctx, MPI_COMM_WORLD, OPTIREDUCE_MODE_BOUNDED, &c) ||
+	    optireduce_ctx_set_param(ctx, "absent_factor", saved)) {
+		fprintf(stderr, "rank %d: statistics communicator failed\n", rank);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	if (ring || tree)
+		set(c, "algorithm", alg);
+	set(c, "timeout_us", "2000000");
+	set(c, "repair", "0");
+	return c;
+}
+
 int main(int argc, char **argv)
 {
 	optireduce_ctx_t *ctx;
-	optireduce_comm_t *comm;
+	optireduce_comm_t *comm, *stats;
 	int quick = 0, total;
 	/* --net-loss P: the network drops P of the packets (run on the emulated cloud). */
 	double net_loss = 0;
@@ -577,31 +604,35 @@ int main(int argc, char **argv)
 		loss_case(comm, 16384, 0.05, net_loss, 40);
 		goto done;
 	}
-	/* Deterministic phases for the statistics: a fixed generous deadline.  Repair is
-	 * judged on its own, against the same loss without it. */
-	set(comm, "timeout_us", "2000000");
-	set(comm, "repair", "0");
-	test_clean(comm, 1000, 1);
-	test_clean(comm, 16384, 1);
+	/* Deterministic phases for the statistics: a fixed generous deadline, and no sender cut
+	 * for being late (statistics_comm). */
+	stats = statistics_comm(ctx, comm);
+	test_clean(stats, 1000, 1);
+	test_clean(stats, 16384, 1);
 	/* 400 KB is twice a default datagram socket buffer: the progress thread must drain it
 	 * while a rank is descheduled or has not entered the operation yet. */
-	test_clean(comm, 100003, 1);
-	test_fallback(comm);
-	loss_case(comm, 16384, 0.01, 0, quick ? 50 : 200);
-	loss_case(comm, 16384, 0.05, 0, quick ? 30 : 100);
-	loss_case(comm, 16384, 0.20, 0, quick ? 30 : 100);
+	test_clean(stats, 100003, 1);
+	test_fallback(stats);
+	loss_case(stats, 16384, 0.01, 0, quick ? 50 : 200);
+	loss_case(stats, 16384, 0.05, 0, quick ? 30 : 100);
+	loss_case(stats, 16384, 0.20, 0, quick ? 30 : 100);
 	/* Repair is judged on Transpose, whose phases keep their sends until the last one
 	 * closes; the ring and the tree resend only while a phase is open (docs/design.md,
-	 * "Repair inside the deadline"). */
+	 * "Repair inside the deadline").  Against the same loss without it, on the same
+	 * communicator; then a late rank and short deadlines, which meet the absent rule, on
+	 * the default one. */
 	/* Ranks standing for hosts of a hierarchy (test/host_id.sh) time the shared-memory
 	 * step too, which the per-phase deadlines do not cover: repair is judged flat. */
 	if (!ring && !tree && !getenv("OPTIREDUCE_HOST_ID")) {
-		repair_case(comm, 16384, 0.01, quick ? 50 : 200, 0);
-		repair_case(comm, 16384, 0.05, quick ? 30 : 100, 0);
-		repair_case(comm, 16384, 0.20, quick ? 30 : 100, 0);
+		repair_case(stats, 16384, 0.01, quick ? 50 : 200, 0);
+		repair_case(stats, 16384, 0.05, quick ? 30 : 100, 0);
+		repair_case(stats, 16384, 0.20, quick ? 30 : 100, 0);
+		set(comm, "timeout_us", "2000000");
+		set(comm, "repair", "0");
 		repair_late_case(comm, 16384, quick ? 30 : 100);
 		repair_deadline_case(comm, 16384, quick ? 20 : 50);
 	}
+	optireduce_comm_destroy(stats);
 done:
 	MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
 	optireduce_comm_destroy(comm);
