@@ -89,7 +89,10 @@ static void put_nics(struct out *o, hwloc_topology_t t, hwloc_const_cpuset_t set
 			near = !anc || !anc->cpuset || hwloc_bitmap_intersects(anc->cpuset, set);
 			if (near != want_near)
 				continue;
-			put(o, k++ ? ", %s" : "; NICs %s: %s", want_near ? "near" : "far", d->name);
+			if (k++)
+				put(o, ", %s", d->name);
+			else
+				put(o, "; NICs %s: %s", want_near ? "near" : "far", d->name);
 			if (anc && anc->cpuset) {
 				put(o, " (NUMA ");
 				put_numa(o, t, anc->cpuset);
