@@ -352,40 +352,6 @@ int optireduce_comm_size(const optireduce_comm_t *comm)
 	return or_comm_valid(comm) ? (int)comm->size : -OPTIREDUCE_EBADHANDLE;
 }
 
-const char *optireduce_comm_provider(const optireduce_comm_t *comm, enum optireduce_mode mode)
-{
-	if (!or_comm_valid(comm))
-		return NULL;
-	if (comm->hier) {
-		comm = or_hier_net(comm->hier);
-		if (!comm)
-			return mode == OPTIREDUCE_MODE_BOUNDED ? NULL : "shm";
-	}
-	if (mode == OPTIREDUCE_MODE_BOUNDED)
-		return comm->bounded ? or_bounded_provider(comm->bounded) : NULL;
-	return or_ofi_provider_name(comm->rdm);
-}
-
-int optireduce_comm_layout(const optireduce_comm_t *comm, char *buf, size_t len)
-{
-	int n, ret;
-
-	if (!or_comm_valid(comm))
-		return -OPTIREDUCE_EBADHANDLE;
-	if (!buf || len == 0)
-		return -OPTIREDUCE_EINVAL;
-	if (!comm->hier) {
-		n = snprintf(buf, len, "hosts %u, one rank per host", comm->size);
-		return n >= 0 && (size_t)n < len ? 0 : -OPTIREDUCE_EOVERFLOW;
-	}
-	ret = or_hier_describe(comm->hier, buf, len);
-	n = (int)strlen(buf);
-	if (!ret && snprintf(buf + n, len - (size_t)n, ", shared memory %s",
-	                     comm->hier->shm.path) >= (int)(len - (size_t)n))
-		ret = -OPTIREDUCE_EOVERFLOW;
-	return ret;
-}
-
 /* These fix the transport (the bounded channel sizes its buffers by the payload), so they
  * cannot change once it exists: accepting them would be a silent no-op. */
 static int creation_only(int id)
