@@ -209,7 +209,8 @@ optireduce_comm_t *or_comm_alloc(optireduce_ctx_t *ctx, uint32_t rank, uint32_t 
 int or_comm_open_channels(optireduce_comm_t *c, int same_host)
 {
 	const char *prov = or_param_str(&c->params, OR_P_PROVIDER);
-	int ret = or_ofi_open(OR_OFI_RDM, prov, same_host, 0, &c->rdm);
+	struct or_ofi_want want = {prov, NULL, 0, same_host, 0};
+	int ret = or_ofi_open(OR_OFI_RDM, &want, &c->rdm);
 	char why[256];
 
 	if (ret == -OPTIREDUCE_ENOPROVIDER &&
@@ -276,13 +277,16 @@ static void log_created(optireduce_ctx_t *ctx, optireduce_comm_t *c)
 {
 	optireduce_comm_t *net = c->hier ? or_hier_net(c->hier) : c;
 
-	or_log(OR_LOG_INFO, "communicator %08x: %u ranks, mode %s, exact provider %s%s%s", c->id,
-	       c->size, c->mode == OPTIREDUCE_MODE_BOUNDED ? "bounded" : "exact",
+	or_log(OR_LOG_INFO, "communicator %08x: %u ranks, mode %s, exact provider %s%s%s%s%s%s%s",
+	       c->id, c->size, c->mode == OPTIREDUCE_MODE_BOUNDED ? "bounded" : "exact",
 	       net                                         ? or_ofi_provider_name(net->rdm)
 	       : c->hier && or_hier_net_hosts(c->hier) > 1 ? "its host leader's"
 	                                                   : "none (one host)",
+	       net ? " on " : "", net ? or_ofi_domain_name(net->rdm) : "",
 	       net && net->bounded ? ", bounded provider " : "",
-	       net && net->bounded ? or_bounded_provider(net->bounded) : "");
+	       net && net->bounded ? or_bounded_provider(net->bounded) : "",
+	       net && net->bounded ? " on " : "",
+	       net && net->bounded ? or_bounded_domain(net->bounded) : "");
 	if (c->hier)
 		or_hier_log(c->hier, c->id);
 	/* Here, not in optireduce_init, so the line carries the rank. */

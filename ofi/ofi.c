@@ -186,16 +186,15 @@ static void take_modes(struct or_ofi *o, int emulate)
 		o->need_mr = 1;
 }
 
-int or_ofi_open(enum or_ofi_kind kind, const char *provider, int same_host, int emulate_modes,
-                struct or_ofi **out)
+int or_ofi_open(enum or_ofi_kind kind, const struct or_ofi_want *want, struct or_ofi **out)
 {
 	struct fi_info *list = NULL, *fi, *failed[OR_MAX_TRIES];
 	struct or_ofi *o;
 	int ret, nfailed = 0, source;
 
-	if (!out || (kind != OR_OFI_RDM && kind != OR_OFI_DGRAM))
+	if (!want || !out || (kind != OR_OFI_RDM && kind != OR_OFI_DGRAM))
 		return -OPTIREDUCE_EINVAL;
-	ret = get_list(kind, provider, &list, &source);
+	ret = get_list(kind, want->provider, &list, &source);
 	if (ret)
 		return ret == -FI_ENODATA ? -OPTIREDUCE_ENOPROVIDER : or_fi_to_or(ret);
 	o = calloc(1, sizeof(*o));
@@ -205,9 +204,8 @@ int or_ofi_open(enum or_ofi_kind kind, const char *provider, int same_host, int 
 	}
 	/* Try the best candidate; if it fails to open, drop it and try the next. */
 	for (;;) {
-		fi = nfailed < OR_MAX_TRIES
-		         ? or_ofi_choose(list, kind, provider, same_host, failed, nfailed)
-		         : NULL;
+		fi = nfailed < OR_MAX_TRIES ? or_ofi_choose(list, kind, want, failed, nfailed)
+		                            : NULL;
 		if (!fi) {
 			ret = -FI_ENODATA;
 			break;
@@ -225,7 +223,7 @@ int or_ofi_open(enum or_ofi_kind kind, const char *provider, int same_host, int 
 	}
 	o->kind = kind;
 	o->has_source = source;
-	take_modes(o, emulate_modes);
+	take_modes(o, want->emulate_modes);
 	snprintf(o->prov_name, sizeof(o->prov_name), "%s", o->info->fabric_attr->prov_name);
 	*out = o;
 	return 0;
@@ -324,6 +322,12 @@ void or_ofi_close(struct or_ofi *o)
 const char *or_ofi_provider_name(const struct or_ofi *o)
 {
 	return o ? o->prov_name : "none";
+}
+
+const char *or_ofi_domain_name(const struct or_ofi *o)
+{
+	return o && o->info->domain_attr && o->info->domain_attr->name ? o->info->domain_attr->name
+	                                                               : "none";
 }
 
 /* A provider's own prefix does not count toward max_msg_size; an emulated one does, as it

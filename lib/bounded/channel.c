@@ -85,8 +85,9 @@ static int alloc_buffers(struct or_bounded *b)
 static int open_endpoint(struct or_bounded *b, int same_host)
 {
 	const char *prov = or_bd_param_s(b, OR_P_BOUNDED_PROVIDER);
-	int ret = or_ofi_open(OR_OFI_DGRAM, prov, same_host,
-	                      (int)or_bd_param_i(b, OR_P_EMULATE_DGRAM_MODES), &b->ep);
+	struct or_ofi_want want = {prov, NULL, 0, same_host,
+	                           (int)or_bd_param_i(b, OR_P_EMULATE_DGRAM_MODES)};
+	int ret = or_ofi_open(OR_OFI_DGRAM, &want, &b->ep);
 	char why[256];
 
 	if (ret == -OPTIREDUCE_ENOPROVIDER &&
@@ -208,6 +209,11 @@ void or_bounded_destroy(struct or_bounded *b)
 const char *or_bounded_provider(const struct or_bounded *b)
 {
 	return or_ofi_provider_name(b->ep);
+}
+
+const char *or_bounded_domain(const struct or_bounded *b)
+{
+	return or_ofi_domain_name(b->ep);
 }
 
 int or_bounded_getname(struct or_bounded *b, void *buf, size_t *len)
