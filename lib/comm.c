@@ -206,16 +206,33 @@ optireduce_comm_t *or_comm_alloc(optireduce_ctx_t *ctx, uint32_t rank, uint32_t 
 	return c;
 }
 
-int or_comm_open_channels(optireduce_comm_t *c, int same_host)
+/* Why no exact endpoint opened, when the user's provider or device explains it. */
+static void explain_open(const optireduce_comm_t *c, const char *prov)
 {
-	const char *prov = or_param_str(&c->params, OR_P_PROVIDER);
-	struct or_ofi_want want = {prov, NULL, 0, same_host, 0};
-	int ret = or_ofi_open(OR_OFI_RDM, &want, &c->rdm);
 	char why[256];
 
-	if (ret == -OPTIREDUCE_ENOPROVIDER &&
-	    or_ofi_explain(OR_OFI_RDM, prov, why, sizeof(why)) == 0)
+	if (or_ofi_explain(OR_OFI_RDM, prov, why, sizeof(why)) == 0)
 		or_log(OR_LOG_WARN, "%s: choose another for exact mode (parameter provider)", why);
+	else if (c->place.nic.only)
+		or_log(OR_LOG_WARN,
+		       "no exact-mode provider offers %s (parameter iface; optireduce_info -P "
+		       "lists each provider's domains)",
+		       c->place.nic.names);
+}
+
+int or_comm_open_channels(optireduce_comm_t *c, int same_host)
+{
+	struct or_ofi_want want = {or_param_str(&c->params, OR_P_PROVIDER), NULL, 0, same_host, 0};
+	int ret;
+
+	/* docs/design.md, "Placement": the core decides, ofi/ and the channel are told. */
+	or_placement_decide(&c->ctx->topo, or_param_str(&c->params, OR_P_IFACE), &c->place);
+	c->placed = 1;
+	want.domains = c->place.nic.names;
+	want.domains_only = c->place.nic.only;
+	ret = or_ofi_open(OR_OFI_RDM, &want, &c->rdm);
+	if (ret == -OPTIREDUCE_ENOPROVIDER)
+		explain_open(c, want.provider);
 	if (!ret && c->mode == OPTIREDUCE_MODE_BOUNDED)
 		ret = or_bounded_create(c, same_host, &c->bounded);
 	return ret;
@@ -289,6 +306,11 @@ static void log_created(optireduce_ctx_t *ctx, optireduce_comm_t *c)
 	       net && net->bounded ? or_bounded_domain(net->bounded) : "");
 	if (c->hier)
 		or_hier_log(c->hier, c->id);
+	if (net && net->placed && or_log_level >= OR_LOG_INFO) {
+		char place[OR_PLACE_WHY + 8];
+		or_placement_describe(&net->place, place, sizeof(place));
+		or_log(OR_LOG_INFO, "placement: %s", place);
+	}
 	/* Here, not in optireduce_init, so the line carries the rank. */
 	if (or_log_level >= OR_LOG_INFO && !ctx->topology_logged) {
 		char topo[512];
@@ -364,6 +386,7 @@ static int creation_only(int id)
 	static const int ids[] = {OR_P_MODE,
 	                          OR_P_PROVIDER,
 	                          OR_P_BOUNDED_PROVIDER,
+	                          OR_P_IFACE,
 	                          OR_P_EMULATE_DGRAM_MODES,
 	                          OR_P_HIERARCHY,
 	                          OR_P_HOST_ID,

@@ -37,6 +37,11 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "libfabric provider of the bounded (DGRAM) channel; providers that need a message "      \
 	  "prefix (FI_MSG_PREFIX) or registered buffers (FI_MR_LOCAL), as EFA and verbs do, are "  \
 	  "served")                                                                                \
+	X(IFACE, "iface", OR_PT_STRING, "", "", "",                                                \
+	  "Network devices of both channels, as libfabric domain names, comma-separated, in "      \
+	  "order: interfaces for tcp and udp (eth1), devices for RDMA providers (mlx5_0); "        \
+	  "only these are used.  Empty = among the provider's domains, the one nearest this "      \
+	  "rank's CPUs (hwloc), else libfabric's order")                                           \
 	X(EMULATE_DGRAM_MODES, "emulate_dgram_modes", OR_PT_BOOL, "0", "", "",                     \
 	  "Bounded mode, for testing: give every datagram a 40-byte message prefix and register "  \
 	  "the buffers, as providers with FI_MSG_PREFIX and FI_MR_LOCAL need, even when the "      \
