@@ -226,7 +226,8 @@ int or_comm_open_channels(optireduce_comm_t *c, int same_host)
 	int ret;
 
 	/* docs/design.md, "Placement": the core decides, ofi/ and the channel are told. */
-	or_placement_decide(&c->ctx->topo, or_param_str(&c->params, OR_P_IFACE), &c->place);
+	or_placement_decide(&c->ctx->topo, or_param_str(&c->params, OR_P_IFACE),
+	                    (int)or_param_int(&c->params, OR_P_PROGRESS_BIND), &c->place);
 	c->placed = 1;
 	want.domains = c->place.nic.names;
 	want.domains_only = c->place.nic.only;
@@ -307,7 +308,7 @@ static void log_created(optireduce_ctx_t *ctx, optireduce_comm_t *c)
 	if (c->hier)
 		or_hier_log(c->hier, c->id);
 	if (net && net->placed && or_log_level >= OR_LOG_INFO) {
-		char place[OR_PLACE_WHY + 8];
+		char place[2 * OR_PLACE_WHY + 8];
 		or_placement_describe(&net->place, place, sizeof(place));
 		or_log(OR_LOG_INFO, "placement: %s", place);
 	}
@@ -398,6 +399,7 @@ static int creation_only(int id)
 	                          OR_P_PROGRESS_THREAD,
 	                          OR_P_PROGRESS_WAIT,
 	                          OR_P_PROGRESS_IDLE_US,
+	                          OR_P_PROGRESS_BIND,
 	                          OR_P_SOCKET_RCVBUF,
 	                          OR_P_CALIB_OPS,
 	                          OR_P_CALIB_PERCENTILE,

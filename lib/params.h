@@ -142,6 +142,10 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "between polls while the application is outside the library; also at most half the "     \
 	  "time the socket's receive buffer takes to fill at 10 Gbit/s (200 us if its size is "    \
 	  "unknown)")                                                                              \
+	X(PROGRESS_BIND, "progress_bind", OR_PT_BOOL, "1", "", "",                                 \
+	  "Bounded mode: when the rank is bound to more than one PU, bind the progress thread "    \
+	  "to one of them, the last PU of the binding's last core (hwloc); 0 = it runs "           \
+	  "wherever the rank may")                                                                 \
 	X(REPAIR, "repair", OR_PT_BOOL, "1", "", "",                                               \
 	  "Bounded mode: receivers ask senders again for the datagrams a phase misses, and "       \
 	  "senders resend them, while the phase's deadline leaves a round trip and peers still "   \

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* * Placement (docs/design.md, "Placement"): the network device nearest the rank's CPUs,
- * as NCCL and Open MPI pick theirs.  hwloc stays here: ofi/ gets domain names.
+/*
+ * Placement (docs/design.md, "Placement"): the network device nearest the rank's CPUs,
+ * as NCCL and Open MPI pick theirs, and a PU of the rank's own binding for the bounded
+ * progress thread.  hwloc stays here: ofi/ gets domain names, the channel a PU number.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,14 +21,17 @@ static void named(const char *iface, struct or_nic_choice *out)
 	snprintf(out->why, sizeof(out->why), "nic %s: named by iface", iface);
 }
 
-/* No topology to decide from: iface or libfabric's order. */
-static void undecided(const char *iface, const char *reason, struct or_placement *out)
+/* No topology to decide from: iface or libfabric's order, and the thread where it starts. */
+static void undecided(const char *iface, int bind, const char *reason, struct or_placement *out)
 {
 	if (iface && *iface)
 		named(iface, &out->nic);
 	else
 		snprintf(out->nic.why, sizeof(out->nic.why),
 		         "nic: no preference (libfabric's order): %s", reason);
+	out->progress.pu = -1;
+	snprintf(out->progress.why, sizeof(out->progress.why), "progress thread not bound: %s",
+	         bind ? reason : "progress_bind=0");
 }
 
 int or_placement_describe(const struct or_placement *p, char *buf, size_t len)
@@ -35,7 +40,7 @@ int or_placement_describe(const struct or_placement *p, char *buf, size_t len)
 
 	if (!p || !buf || !len)
 		return -OPTIREDUCE_EINVAL;
-	n = snprintf(buf, len, "%s", p->nic.why);
+	n = snprintf(buf, len, "%s; %s", p->nic.why, p->progress.why);
 	return n >= 0 && (size_t)n < len ? 0 : -OPTIREDUCE_EOVERFLOW;
 }
 
@@ -210,7 +215,56 @@ void or_place_nic(hwloc_topology_t t, hwloc_const_cpuset_t set, const char *ifac
 	         near[0].dev->name, cpus, nnuma > 1 ? "s" : "", numa, tie);
 }
 
-void or_placement_decide(struct or_topo **topo, const char *iface, struct or_placement *out)
+/*
+ * The last PU of the last core (hwloc's logical order) that the binding holds, when the
+ * rank is bound to more than one PU; not bound otherwise (docs/design.md, "Placement").
+ */
+void or_place_progress(hwloc_topology_t t, hwloc_const_cpuset_t set, int bind,
+                       struct or_pu_choice *out)
+{
+	hwloc_const_cpuset_t allowed = hwloc_topology_get_allowed_cpuset(t);
+	hwloc_obj_t core = NULL, last = NULL;
+	hwloc_bitmap_t tmp;
+	char cpus[96];
+	int npu = hwloc_bitmap_weight(set);
+
+	out->pu = -1;
+	hwloc_bitmap_list_snprintf(cpus, sizeof(cpus), set);
+	if (!bind) {
+		snprintf(out->why, sizeof(out->why), "progress thread not bound: progress_bind=0");
+		return;
+	}
+	if (npu == 1) {
+		snprintf(out->why, sizeof(out->why),
+		         "progress thread not bound: the rank is bound to PU %s alone, which the "
+		         "thread inherits",
+		         cpus);
+		return;
+	}
+	if (npu < 1 || hwloc_bitmap_isincluded(allowed, set)) {
+		snprintf(out->why, sizeof(out->why),
+		         "progress thread not bound: the rank is not bound (cpuset %s)", cpus);
+		return;
+	}
+	while ((core = hwloc_get_next_obj_by_type(t, HWLOC_OBJ_CORE, core)))
+		if (core->cpuset && hwloc_bitmap_intersects(core->cpuset, set))
+			last = core;
+	tmp = hwloc_bitmap_alloc();
+	if (tmp) {
+		hwloc_bitmap_and(tmp, last ? last->cpuset : set, set);
+		out->pu = hwloc_bitmap_last(tmp);
+		hwloc_bitmap_free(tmp);
+	}
+	if (out->pu < 0)
+		snprintf(out->why, sizeof(out->why), "progress thread not bound: out of memory");
+	else
+		snprintf(out->why, sizeof(out->why),
+		         "progress thread on PU %d: last %s of cpuset %s", out->pu,
+		         last ? "core" : "PU", cpus);
+}
+
+void or_placement_decide(struct or_topo **topo, const char *iface, int bind,
+                         struct or_placement *out)
 {
 	hwloc_bitmap_t set = NULL;
 
@@ -225,12 +279,13 @@ void or_placement_decide(struct or_topo **topo, const char *iface, struct or_pla
 	if (*topo)
 		set = hwloc_bitmap_alloc();
 	if (!set) {
-		undecided(iface, *topo ? "out of memory" : "hwloc could not load the topology",
-		          out);
+		undecided(iface, bind,
+		          *topo ? "out of memory" : "hwloc could not load the topology", out);
 		return;
 	}
 	binding((*topo)->t, set);
 	or_place_nic((*topo)->t, set, iface, &out->nic);
+	or_place_progress((*topo)->t, set, bind, &out->progress);
 	hwloc_bitmap_free(set);
 }
 
@@ -244,11 +299,12 @@ void or_topo_free(struct or_topo *topo)
 
 #else /* !HAVE_HWLOC */
 
-void or_placement_decide(struct or_topo **topo, const char *iface, struct or_placement *out)
+void or_placement_decide(struct or_topo **topo, const char *iface, int bind,
+                         struct or_placement *out)
 {
 	(void)topo;
 	memset(out, 0, sizeof(*out));
-	undecided(iface, "built without hwloc", out);
+	undecided(iface, bind, "built without hwloc", out);
 }
 
 void or_topo_free(struct or_topo *topo)

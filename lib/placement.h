@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* * Placement (lib/placement.c; docs/design.md, "Placement"): which network device a
- * rank's endpoints prefer, decided from hwloc by the core and handed down as plain
- * names: ofi/ orders libfabric's domains by them.
+/*
+ * Placement (lib/placement.c; docs/design.md, "Placement"): which network device a
+ * rank's endpoints prefer, and which PU its bounded progress thread is bound to, decided
+ * from hwloc by the core and handed down as plain names and numbers: ofi/ orders
+ * libfabric's domains by the names, the bounded channel binds its thread to the PU.
  * Include config.h first.
  */
 #ifndef OR_PLACEMENT_H
@@ -18,20 +20,29 @@ struct or_nic_choice {
 	char why[OR_PLACE_WHY];     /* "nic eth1: nearest to cpuset 4-7 (NUMA node 1)" */
 };
 
+struct or_pu_choice {
+	int pu; /* OS index of the PU to bind the progress thread to; -1: not bound */
+	char why[OR_PLACE_WHY]; /* "progress thread on PU 7: last core of cpuset 4-7" */
+};
+
 struct or_placement {
 	struct or_nic_choice nic;
+	struct or_pu_choice progress;
 };
 
 /* hwloc's topology of this machine, I/O devices included; loaded once per context. */
 struct or_topo;
 
-/* * For the calling process's CPU binding: the NIC (iface wins when not empty).  *topo
- * is loaded at the first call and kept for the next ones (or_topo_free).  Always fills
- * *out; without hwloc, or when hwloc fails, the choice is iface or none, and why says so.
+/*
+ * For the calling process's CPU binding: the NIC (iface wins when not empty) and the
+ * progress thread's PU (none when bind is 0).  *topo is loaded at the first call and
+ * kept for the next ones (or_topo_free).  Always fills *out; without hwloc, or when
+ * hwloc fails, the choice is iface or none, and why says so.
  */
-void or_placement_decide(struct or_topo **topo, const char *iface, struct or_placement *out);
+void or_placement_decide(struct or_topo **topo, const char *iface, int bind,
+                         struct or_placement *out);
 void or_topo_free(struct or_topo *topo);
-/* One line: what was chosen and why. 0 or -OPTIREDUCE_EOVERFLOW. */
+/* One line: the NIC's why, then the progress thread's. 0 or -OPTIREDUCE_EOVERFLOW. */
 int or_placement_describe(const struct or_placement *p, char *buf, size_t len);
 
 #ifdef HAVE_HWLOC
@@ -48,6 +59,8 @@ int or_topo_is_nic(hwloc_obj_t d);
  */
 void or_place_nic(hwloc_topology_t t, hwloc_const_cpuset_t set, const char *iface,
                   struct or_nic_choice *out);
+void or_place_progress(hwloc_topology_t t, hwloc_const_cpuset_t set, int bind,
+                       struct or_pu_choice *out);
 #endif
 
 #endif /* OR_PLACEMENT_H */

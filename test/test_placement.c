@@ -2,9 +2,11 @@
 /*
  * Placement (lib/placement.c) on a made-up host, test/topology_2numa_2nic.xml, loaded
  * through HWLOC_XMLFILE as the library loads the real machine: two NUMA nodes of two
- * cores of two PUs (core c has PUs c and c + 4), eth0 on node 0, eth1 and its RDMA device * mlx5_1
- * on node 1.  A rank in node 0 prefers eth0, in node 1 eth1; iface wins over both; a host with no
- * NIC near the rank, or none at all, leaves libfabric's order and says so.  Skips (77) without
+ * cores of two PUs (core c has PUs c and c + 4), eth0 on node 0, eth1 and its RDMA device
+ * mlx5_1 on node 1.  A rank in node 0 prefers eth0, in node 1 eth1; iface wins over
+ * both; a host with no NIC near the rank, or none at all, leaves libfabric's order and
+ * says so; the progress thread's PU is the last PU of the last core of every binding of
+ * two PUs or more, and single-PU and unbound ranks are left alone.  Skips (77) without
  * hwloc.
  */
 #include <stdio.h>
@@ -145,24 +147,83 @@ static void no_nic_at_all(void)
 	hwloc_topology_destroy(t);
 }
 
+/* The reference for this host: core c holds PUs c and c + 4, in logical order by c. */
+static int expected_pu(unsigned mask)
+{
+	int core = -1, pu = -1;
+
+	for (int p = 0; p < NPU; p++)
+		if ((mask >> p & 1) && p % 4 > core)
+			core = p % 4;
+	for (int p = 0; p < NPU; p++)
+		if ((mask >> p & 1) && p % 4 == core)
+			pu = p;
+	return pu;
+}
+
+static void progress_cases(hwloc_topology_t t)
+{
+	struct or_pu_choice p;
+	hwloc_bitmap_t s = hwloc_bitmap_alloc();
+	int wrong = 0, bound = 0;
+
+	/* Every binding of this host: 255 nonempty sets of its 8 PUs. */
+	for (unsigned mask = 1; mask < 1u << NPU; mask++) {
+		int n = __builtin_popcount(mask), want = n > 1 && n < NPU ? expected_pu(mask) : -1;
+		hwloc_bitmap_from_ulong(s, mask);
+		or_place_progress(t, s, 1, &p);
+		if (p.pu != want || (p.pu >= 0 && !hwloc_bitmap_isset(s, (unsigned)p.pu))) {
+			if (wrong++ < 5)
+				printf("      cpuset 0x%02x: PU %d, expected %d (%s)\n", mask, p.pu,
+				       want, p.why);
+		}
+		bound += p.pu >= 0;
+	}
+	CHECK(wrong == 0 && bound == 255 - 8 - 1,
+	      "every binding of 2-7 PUs: the last PU of its last core, inside it (%d bound, %d "
+	      "wrong)",
+	      bound, wrong);
+
+	hwloc_bitmap_list_sscanf(s, "0-1,4-5");
+	or_place_progress(t, s, 1, &p);
+	CHECK(p.pu == 5 &&
+	          strcmp(p.why, "progress thread on PU 5: last core of cpuset 0-1,4-5") == 0,
+	      "NUMA node 0: %s", p.why);
+	hwloc_bitmap_list_sscanf(s, "0-1,4");
+	or_place_progress(t, s, 1, &p);
+	CHECK(p.pu == 1, "PUs 0,1,4: PU 1, core 1's, not PU 4, core 0's sibling: %s", p.why);
+	hwloc_bitmap_list_sscanf(s, "6");
+	or_place_progress(t, s, 1, &p);
+	CHECK(p.pu == -1 && strstr(p.why, "bound to PU 6 alone"), "one PU: %s", p.why);
+	hwloc_bitmap_list_sscanf(s, "0-7");
+	or_place_progress(t, s, 1, &p);
+	CHECK(p.pu == -1 && strstr(p.why, "not bound (cpuset 0-7)"), "unbound: %s", p.why);
+	hwloc_bitmap_list_sscanf(s, "2-3,6-7");
+	or_place_progress(t, s, 0, &p);
+	CHECK(p.pu == -1 && strstr(p.why, "progress_bind=0"), "progress_bind=0: %s", p.why);
+	hwloc_bitmap_free(s);
+}
+
 /* The library's own path: HWLOC_XMLFILE, the binding (none: not this system), cached. */
 static void decide_cases(void)
 {
 	struct or_topo *topo = NULL, *first;
 	struct or_placement pl;
-	char line[OR_PLACE_WHY + 8], small[16];
-	or_placement_decide(&topo, "", &pl);
+	char line[2 * OR_PLACE_WHY + 8], small[16];
+
+	or_placement_decide(&topo, "", 1, &pl);
 	first = topo;
 	CHECK(topo != NULL, "HWLOC_XMLFILE loaded");
-	CHECK(strcmp(pl.nic.names, "eth0,eth1,mlx5_1") == 0,
-	      "a process of a host that is not this one is unbound: [%s] %s", pl.nic.names,
-	      pl.nic.why);
-	or_placement_decide(&topo, "eth1", &pl);
+	CHECK(strcmp(pl.nic.names, "eth0,eth1,mlx5_1") == 0 && pl.progress.pu == -1,
+	      "a process of a host that is not this one is unbound: [%s] %s; %s", pl.nic.names,
+	      pl.nic.why, pl.progress.why);
+	or_placement_decide(&topo, "eth1", 0, &pl);
 	CHECK(topo == first, "the topology is loaded once");
 	CHECK(strcmp(pl.nic.names, "eth1") == 0 && pl.nic.only, "iface through the library: %s",
 	      pl.nic.why);
 	CHECK(or_placement_describe(&pl, line, sizeof(line)) == 0 &&
-	          strcmp(line, "nic eth1: named by iface (nearest to cpuset 0-7: eth0)") == 0,
+	          strcmp(line, "nic eth1: named by iface (nearest to cpuset 0-7: eth0); progress "
+	                       "thread not bound: progress_bind=0") == 0,
 	      "one line: %s", line);
 	CHECK(or_placement_describe(&pl, small, sizeof(small)) == -OPTIREDUCE_EOVERFLOW &&
 	          strlen(small) == sizeof(small) - 1,
@@ -187,6 +248,7 @@ int main(void)
 	          hwloc_get_nbobjs_by_type(t, HWLOC_OBJ_PU) == NPU,
 	      "%s: 2 NUMA nodes, %d PUs", path, NPU);
 	nic_cases(t);
+	progress_cases(t);
 	hwloc_topology_destroy(t);
 	decide_cases();
 	no_nic_near(path);
