@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * What a communicator is made of, for tools and logs: its providers and its host layout.
- * Nothing here changes it.
+ * What a communicator is made of, for tools and logs: its providers, its host layout, and
+ * where its endpoints and progress thread went.  Nothing here changes it.
  */
 #include <stdio.h>
 #include <string.h>
@@ -41,4 +41,23 @@ int optireduce_comm_layout(const optireduce_comm_t *comm, char *buf, size_t len)
 	                     comm->hier->shm.path) >= (int)(len - (size_t)n))
 		ret = -OPTIREDUCE_EOVERFLOW;
 	return ret;
+}
+
+int optireduce_comm_placement(const optireduce_comm_t *comm, char *buf, size_t len)
+{
+	const optireduce_comm_t *net;
+	int n;
+
+	if (!or_comm_valid(comm))
+		return -OPTIREDUCE_EBADHANDLE;
+	if (!buf || len == 0)
+		return -OPTIREDUCE_EINVAL;
+	net = comm->hier ? or_hier_net(comm->hier) : comm;
+	if (net && net->placed)
+		return or_placement_describe(&net->place, buf, len);
+	n = snprintf(buf, len, "no endpoint on this rank: %s",
+	             comm->hier && or_hier_net_hosts(comm->hier) > 1
+	                 ? "its host leader's carry its data"
+	                 : "every rank shares this host");
+	return n >= 0 && (size_t)n < len ? 0 : -OPTIREDUCE_EOVERFLOW;
 }
