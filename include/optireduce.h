@@ -233,6 +233,13 @@ const char *optireduce_comm_provider(const optireduce_comm_t *comm, enum optired
  * share hosts, "hosts N, one rank per host" otherwise.  -OPTIREDUCE_EOVERFLOW: truncated.
  */
 int optireduce_comm_layout(const optireduce_comm_t *comm, char *buf, size_t len);
+/*
+ * Where this rank's endpoints and bounded progress thread went, and why, as one line:
+ * "nic eth1: nearest to cpuset 4-7 (NUMA node 1); progress thread on PU 7: last core of
+ * cpuset 4-7" (parameters iface and progress_bind; hwloc).  A rank whose host leader
+ * carries its data says so.  -OPTIREDUCE_EOVERFLOW: truncated.
+ */
+int optireduce_comm_placement(const optireduce_comm_t *comm, char *buf, size_t len);
 
 /* Blocking allreduce.  status may be NULL. */
 int optireduce_allreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,

@@ -206,15 +206,34 @@ optireduce_comm_t *or_comm_alloc(optireduce_ctx_t *ctx, uint32_t rank, uint32_t 
 	return c;
 }
 
-int or_comm_open_channels(optireduce_comm_t *c, int same_host)
+/* Why no exact endpoint opened, when the user's provider or device explains it. */
+static void explain_open(const optireduce_comm_t *c, const char *prov)
 {
-	const char *prov = or_param_str(&c->params, OR_P_PROVIDER);
-	int ret = or_ofi_open(OR_OFI_RDM, prov, same_host, 0, &c->rdm);
 	char why[256];
 
-	if (ret == -OPTIREDUCE_ENOPROVIDER &&
-	    or_ofi_explain(OR_OFI_RDM, prov, why, sizeof(why)) == 0)
+	if (or_ofi_explain(OR_OFI_RDM, prov, why, sizeof(why)) == 0)
 		or_log(OR_LOG_WARN, "%s: choose another for exact mode (parameter provider)", why);
+	else if (c->place.nic.only)
+		or_log(OR_LOG_WARN,
+		       "no exact-mode provider offers %s (parameter iface; optireduce_info -P "
+		       "lists each provider's domains)",
+		       c->place.nic.names);
+}
+
+int or_comm_open_channels(optireduce_comm_t *c, int same_host)
+{
+	struct or_ofi_want want = {or_param_str(&c->params, OR_P_PROVIDER), NULL, 0, same_host, 0};
+	int ret;
+
+	/* docs/design.md, "Placement": the core decides, ofi/ and the channel are told. */
+	or_placement_decide(&c->ctx->topo, or_param_str(&c->params, OR_P_IFACE),
+	                    (int)or_param_int(&c->params, OR_P_PROGRESS_BIND), &c->place);
+	c->placed = 1;
+	want.domains = c->place.nic.names;
+	want.domains_only = c->place.nic.only;
+	ret = or_ofi_open(OR_OFI_RDM, &want, &c->rdm);
+	if (ret == -OPTIREDUCE_ENOPROVIDER)
+		explain_open(c, want.provider);
 	if (!ret && c->mode == OPTIREDUCE_MODE_BOUNDED)
 		ret = or_bounded_create(c, same_host, &c->bounded);
 	return ret;
@@ -276,15 +295,23 @@ static void log_created(optireduce_ctx_t *ctx, optireduce_comm_t *c)
 {
 	optireduce_comm_t *net = c->hier ? or_hier_net(c->hier) : c;
 
-	or_log(OR_LOG_INFO, "communicator %08x: %u ranks, mode %s, exact provider %s%s%s", c->id,
-	       c->size, c->mode == OPTIREDUCE_MODE_BOUNDED ? "bounded" : "exact",
+	or_log(OR_LOG_INFO, "communicator %08x: %u ranks, mode %s, exact provider %s%s%s%s%s%s%s",
+	       c->id, c->size, c->mode == OPTIREDUCE_MODE_BOUNDED ? "bounded" : "exact",
 	       net                                         ? or_ofi_provider_name(net->rdm)
 	       : c->hier && or_hier_net_hosts(c->hier) > 1 ? "its host leader's"
 	                                                   : "none (one host)",
+	       net ? " on " : "", net ? or_ofi_domain_name(net->rdm) : "",
 	       net && net->bounded ? ", bounded provider " : "",
-	       net && net->bounded ? or_bounded_provider(net->bounded) : "");
+	       net && net->bounded ? or_bounded_provider(net->bounded) : "",
+	       net && net->bounded ? " on " : "",
+	       net && net->bounded ? or_bounded_domain(net->bounded) : "");
 	if (c->hier)
 		or_hier_log(c->hier, c->id);
+	if (net && net->placed && or_log_level >= OR_LOG_INFO) {
+		char place[2 * OR_PLACE_WHY + 8];
+		or_placement_describe(&net->place, place, sizeof(place));
+		or_log(OR_LOG_INFO, "placement: %s", place);
+	}
 	/* Here, not in optireduce_init, so the line carries the rank. */
 	if (or_log_level >= OR_LOG_INFO && !ctx->topology_logged) {
 		char topo[512];
@@ -352,40 +379,6 @@ int optireduce_comm_size(const optireduce_comm_t *comm)
 	return or_comm_valid(comm) ? (int)comm->size : -OPTIREDUCE_EBADHANDLE;
 }
 
-const char *optireduce_comm_provider(const optireduce_comm_t *comm, enum optireduce_mode mode)
-{
-	if (!or_comm_valid(comm))
-		return NULL;
-	if (comm->hier) {
-		comm = or_hier_net(comm->hier);
-		if (!comm)
-			return mode == OPTIREDUCE_MODE_BOUNDED ? NULL : "shm";
-	}
-	if (mode == OPTIREDUCE_MODE_BOUNDED)
-		return comm->bounded ? or_bounded_provider(comm->bounded) : NULL;
-	return or_ofi_provider_name(comm->rdm);
-}
-
-int optireduce_comm_layout(const optireduce_comm_t *comm, char *buf, size_t len)
-{
-	int n, ret;
-
-	if (!or_comm_valid(comm))
-		return -OPTIREDUCE_EBADHANDLE;
-	if (!buf || len == 0)
-		return -OPTIREDUCE_EINVAL;
-	if (!comm->hier) {
-		n = snprintf(buf, len, "hosts %u, one rank per host", comm->size);
-		return n >= 0 && (size_t)n < len ? 0 : -OPTIREDUCE_EOVERFLOW;
-	}
-	ret = or_hier_describe(comm->hier, buf, len);
-	n = (int)strlen(buf);
-	if (!ret && snprintf(buf + n, len - (size_t)n, ", shared memory %s",
-	                     comm->hier->shm.path) >= (int)(len - (size_t)n))
-		ret = -OPTIREDUCE_EOVERFLOW;
-	return ret;
-}
-
 /* These fix the transport (the bounded channel sizes its buffers by the payload), so they
  * cannot change once it exists: accepting them would be a silent no-op. */
 static int creation_only(int id)
@@ -394,6 +387,7 @@ static int creation_only(int id)
 	static const int ids[] = {OR_P_MODE,
 	                          OR_P_PROVIDER,
 	                          OR_P_BOUNDED_PROVIDER,
+	                          OR_P_IFACE,
 	                          OR_P_EMULATE_DGRAM_MODES,
 	                          OR_P_HIERARCHY,
 	                          OR_P_HOST_ID,
@@ -405,6 +399,7 @@ static int creation_only(int id)
 	                          OR_P_PROGRESS_THREAD,
 	                          OR_P_PROGRESS_WAIT,
 	                          OR_P_PROGRESS_IDLE_US,
+	                          OR_P_PROGRESS_BIND,
 	                          OR_P_SOCKET_RCVBUF,
 	                          OR_P_CALIB_OPS,
 	                          OR_P_CALIB_PERCENTILE,

@@ -62,6 +62,7 @@ int optireduce_finalize(optireduce_ctx_t *ctx)
 	if (ctx->ncomms)
 		return -OPTIREDUCE_EBUSY;
 	or_handle_remove(ctx);
+	or_topo_free(ctx->topo);
 	ctx->magic = OR_MAGIC_DEAD;
 	free(ctx);
 	return 0;

@@ -12,6 +12,7 @@
 #include "coll.h"
 #include "log.h"
 #include "params.h"
+#include "placement.h"
 #include "../ofi/ofi.h"
 
 #define OR_MAGIC_CTX  0x6f724358u /* "orCX" */
@@ -24,6 +25,7 @@ struct optireduce_ctx {
 	int ncomms;
 	int topology_logged; /* once per context, at its first communicator */
 	struct or_params params;
+	struct or_topo *topo; /* hwloc's, loaded by the first communicator with endpoints */
 };
 
 struct optireduce_comm {
@@ -38,6 +40,9 @@ struct optireduce_comm {
 	struct or_ofi *rdm;
 	struct or_bounded *bounded;
 	struct or_hier *hier; /* ranks share a host: lib/hier.c serves the operations */
+	/* Where its endpoints and progress thread go, decided when they are opened. */
+	struct or_placement place;
+	int placed;
 	uint64_t next_seq;
 	struct or_codec_cache codec_cache;
 	/* Operations in start order: the first `running` have started (up to max_inflight,

@@ -37,6 +37,11 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "libfabric provider of the bounded (DGRAM) channel; providers that need a message "      \
 	  "prefix (FI_MSG_PREFIX) or registered buffers (FI_MR_LOCAL), as EFA and verbs do, are "  \
 	  "served")                                                                                \
+	X(IFACE, "iface", OR_PT_STRING, "", "", "",                                                \
+	  "Network devices of both channels, as libfabric domain names, comma-separated, in "      \
+	  "order: interfaces for tcp and udp (eth1), devices for RDMA providers (mlx5_0); "        \
+	  "only these are used.  Empty = among the provider's domains, the one nearest this "      \
+	  "rank's CPUs (hwloc), else libfabric's order")                                           \
 	X(EMULATE_DGRAM_MODES, "emulate_dgram_modes", OR_PT_BOOL, "0", "", "",                     \
 	  "Bounded mode, for testing: give every datagram a 40-byte message prefix and register "  \
 	  "the buffers, as providers with FI_MSG_PREFIX and FI_MR_LOCAL need, even when the "      \
@@ -137,6 +142,10 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "between polls while the application is outside the library; also at most half the "     \
 	  "time the socket's receive buffer takes to fill at 10 Gbit/s (200 us if its size is "    \
 	  "unknown)")                                                                              \
+	X(PROGRESS_BIND, "progress_bind", OR_PT_BOOL, "1", "", "",                                 \
+	  "Bounded mode: when the rank is bound to more than one PU, bind the progress thread "    \
+	  "to one of them, the last PU of the binding's last core (hwloc); 0 = it runs "           \
+	  "wherever the rank may")                                                                 \
 	X(REPAIR, "repair", OR_PT_BOOL, "1", "", "",                                               \
 	  "Bounded mode: receivers ask senders again for the datagrams a phase misses, and "       \
 	  "senders resend them, while the phase's deadline leaves a round trip and peers still "   \

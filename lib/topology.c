@@ -2,10 +2,12 @@
 /*
  * Where the calling thread runs, from hwloc: the CPUs it is bound to, the
  * cores and NUMA nodes behind them, and which network devices sit near them.
- * Only reported (optireduce_topology(), optireduce_info, log level 2): a rank
+ * Reported (optireduce_topology(), optireduce_info, log level 2): a rank
  * left unbound, bound across NUMA nodes, or far from its NIC is a classic
  * cause of a slow allreduce, and placing processes is the launcher's job
- * (mpirun --bind-to, srun --cpu-bind), not this library's.
+ * (mpirun --bind-to, srun --cpu-bind), not this library's.  What is the
+ * library's own, its endpoints' NIC and its progress thread, lib/placement.c
+ * places.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -13,6 +15,7 @@
 #include "config.h"
 
 #include "optireduce.h"
+#include "placement.h"
 #include "topology.h"
 
 #ifdef HAVE_HWLOC
@@ -82,14 +85,16 @@ static void put_nics(struct out *o, hwloc_topology_t t, hwloc_const_cpuset_t set
 			hwloc_obj_t anc;
 			int near;
 
-			if (d->attr->osdev.type != HWLOC_OBJ_OSDEV_NETWORK &&
-			    d->attr->osdev.type != HWLOC_OBJ_OSDEV_OPENFABRICS)
+			if (!or_topo_is_nic(d))
 				continue;
 			anc = hwloc_get_non_io_ancestor_obj(t, d);
 			near = !anc || !anc->cpuset || hwloc_bitmap_intersects(anc->cpuset, set);
 			if (near != want_near)
 				continue;
-			put(o, k++ ? ", %s" : "; NICs %s: %s", want_near ? "near" : "far", d->name);
+			if (k++)
+				put(o, ", %s", d->name);
+			else
+				put(o, "; NICs %s: %s", want_near ? "near" : "far", d->name);
 			if (anc && anc->cpuset) {
 				put(o, " (NUMA ");
 				put_numa(o, t, anc->cpuset);
@@ -116,12 +121,10 @@ int or_topology_describe(char *buf, size_t len)
 	if (!buf || !len)
 		return -OPTIREDUCE_EINVAL;
 	*buf = '\0';
-	if (hwloc_topology_init(&t))
+	if (or_topo_load(&t))
 		return -OPTIREDUCE_EIO;
-	/* NICs are I/O objects, which hwloc does not discover unless asked. */
-	hwloc_topology_set_io_types_filter(t, HWLOC_TYPE_FILTER_KEEP_IMPORTANT);
 	set = hwloc_bitmap_alloc();
-	if (!set || hwloc_topology_load(t)) {
+	if (!set) {
 		ret = -OPTIREDUCE_EIO;
 		goto out;
 	}

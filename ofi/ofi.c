@@ -1,11 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Endpoint set-up over libfabric; data movement is in xfer.c.
- *
- * Provider choice for RDM: shared memory when every rank shares this host and
- * network namespace, else tcp;ofi_rxm, else net, else whatever libfabric
- * offers except "sockets" (unmaintained) and layered-over-UDP providers.
- * For DGRAM the default is udp.  OPTIREDUCE_PROVIDER overrides both.
+ * Endpoint set-up over libfabric; which of libfabric's candidates to open is
+ * choose.c's, data movement is in xfer.c.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,47 +79,6 @@ static struct fi_info *make_hints(enum or_ofi_kind kind, const char *prov, int s
 	return h;
 }
 
-static int is_loopback(const struct fi_info *fi)
-{
-	const char *d = fi->domain_attr && fi->domain_attr->name ? fi->domain_attr->name : "";
-	return strcmp(d, "lo") == 0;
-}
-
-/* Lower is better; negative means never choose automatically. */
-static int rank_provider(const struct fi_info *fi, enum or_ofi_kind kind, int same_host)
-{
-	const char *p = fi->fabric_attr->prov_name;
-	int score;
-
-	if (!p || strcmp(p, "sockets") == 0 || strstr(p, "ofi_rxd") || strstr(p, "ofi_mrail") ||
-	    strstr(p, "ofi_hook"))
-		return -1;
-	if (kind == OR_OFI_DGRAM)
-		score = strcmp(p, "udp") == 0 ? 0 : 10;
-	else if (strcmp(p, "shm") == 0)
-		return -1; /* opt-in only (OPTIREDUCE_PROVIDER=shm): hangs at 4 ranks with
-		              libfabric 1.17 */
-	else if (strcmp(p, "tcp;ofi_rxm") == 0)
-		score = 1;
-	else if (strcmp(p, "net") == 0)
-		score = 2;
-	else if (strncmp(p, "psm", 3) == 0)
-		return -1; /* needs Omni-Path hardware; fails late without it */
-	else
-		score = 5;
-	if (score < 0)
-		return score;
-	/* A loopback domain only reaches peers inside this namespace, and is all they need. */
-	if (is_loopback(fi))
-		score += same_host ? 0 : 100;
-	else if (same_host)
-		score += 1;
-	/* IPv6 link-local fabrics need scoped addresses; IPv4 is what launchers use. */
-	if (fi->fabric_attr->name && strchr(fi->fabric_attr->name, ':'))
-		score += 10;
-	return score;
-}
-
 #define OR_MAX_TRIES 16
 
 /*
@@ -150,34 +105,6 @@ static int get_list(enum or_ofi_kind kind, const char *prov, struct fi_info **li
 	if (*source < 0)
 		*source = 0;
 	return ret;
-}
-
-static int tried(struct fi_info *fi, struct fi_info *const *failed, int nfailed)
-{
-	for (int i = 0; i < nfailed; i++)
-		if (failed[i] == fi)
-			return 1;
-	return 0;
-}
-
-static struct fi_info *choose(struct fi_info *list, enum or_ofi_kind kind, const char *prov,
-                              int same_host, struct fi_info *const *failed, int nfailed)
-{
-	struct fi_info *best = NULL;
-	int best_score = 1 << 30;
-
-	for (struct fi_info *fi = list; fi; fi = fi->next) {
-		int s = rank_provider(fi, kind, same_host);
-		if (tried(fi, failed, nfailed))
-			continue;
-		if (prov && *prov && strcmp(fi->fabric_attr->prov_name, prov) == 0)
-			s = is_loopback(fi) && !same_host ? 100 : 0;
-		if (s >= 0 && s < best_score) {
-			best = fi;
-			best_score = s;
-		}
-	}
-	return best;
 }
 
 static int open_cq(struct or_ofi *o)
@@ -259,16 +186,15 @@ static void take_modes(struct or_ofi *o, int emulate)
 		o->need_mr = 1;
 }
 
-int or_ofi_open(enum or_ofi_kind kind, const char *provider, int same_host, int emulate_modes,
-                struct or_ofi **out)
+int or_ofi_open(enum or_ofi_kind kind, const struct or_ofi_want *want, struct or_ofi **out)
 {
 	struct fi_info *list = NULL, *fi, *failed[OR_MAX_TRIES];
 	struct or_ofi *o;
 	int ret, nfailed = 0, source;
 
-	if (!out || (kind != OR_OFI_RDM && kind != OR_OFI_DGRAM))
+	if (!want || !out || (kind != OR_OFI_RDM && kind != OR_OFI_DGRAM))
 		return -OPTIREDUCE_EINVAL;
-	ret = get_list(kind, provider, &list, &source);
+	ret = get_list(kind, want->provider, &list, &source);
 	if (ret)
 		return ret == -FI_ENODATA ? -OPTIREDUCE_ENOPROVIDER : or_fi_to_or(ret);
 	o = calloc(1, sizeof(*o));
@@ -278,9 +204,8 @@ int or_ofi_open(enum or_ofi_kind kind, const char *provider, int same_host, int 
 	}
 	/* Try the best candidate; if it fails to open, drop it and try the next. */
 	for (;;) {
-		fi = nfailed < OR_MAX_TRIES
-		         ? choose(list, kind, provider, same_host, failed, nfailed)
-		         : NULL;
+		fi = nfailed < OR_MAX_TRIES ? or_ofi_choose(list, kind, want, failed, nfailed)
+		                            : NULL;
 		if (!fi) {
 			ret = -FI_ENODATA;
 			break;
@@ -298,7 +223,7 @@ int or_ofi_open(enum or_ofi_kind kind, const char *provider, int same_host, int 
 	}
 	o->kind = kind;
 	o->has_source = source;
-	take_modes(o, emulate_modes);
+	take_modes(o, want->emulate_modes);
 	snprintf(o->prov_name, sizeof(o->prov_name), "%s", o->info->fabric_attr->prov_name);
 	*out = o;
 	return 0;
@@ -397,6 +322,12 @@ void or_ofi_close(struct or_ofi *o)
 const char *or_ofi_provider_name(const struct or_ofi *o)
 {
 	return o ? o->prov_name : "none";
+}
+
+const char *or_ofi_domain_name(const struct or_ofi *o)
+{
+	return o && o->info->domain_attr && o->info->domain_attr->name ? o->info->domain_attr->name
+	                                                               : "none";
 }
 
 /* A provider's own prefix does not count toward max_msg_size; an emulated one does, as it

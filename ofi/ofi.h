@@ -64,8 +64,22 @@ struct or_ofi_xfer {
  */
 /* The prefix put before every datagram when emulating FI_MSG_PREFIX: an InfiniBand GRH. */
 #define OR_OFI_EMULATED_PREFIX 40
-int or_ofi_open(enum or_ofi_kind kind, const char *provider, int same_host, int emulate_modes,
-                struct or_ofi **out);
+/*
+ * domains: NULL or "" for any, else libfabric domain names, comma-separated, best first:
+ * network interfaces for socket providers (eth1), devices for RDMA ones (mlx5_0; a
+ * domain "mlx5_0-dgram" or "rdmap0s31-rdm" counts as its device's).  A domain is
+ * matched by fi_info's domain name or its NIC's device name.  With domains_only, no other
+ * domain is opened (the user named them); without, they only decide between otherwise
+ * equal candidates: the provider ranking (choose.c) comes first (docs/design.md, "Placement").
+ */
+struct or_ofi_want {
+	const char *provider;
+	const char *domains;
+	int domains_only;
+	int same_host;
+	int emulate_modes;
+};
+int or_ofi_open(enum or_ofi_kind kind, const struct or_ofi_want *want, struct or_ofi **out);
 /*
  * After or_ofi_open failed with -OPTIREDUCE_ENOPROVIDER for a named provider: whether that
  * provider exists but needs what the channel does not do (e.g. "needs memory
@@ -85,6 +99,8 @@ int or_ofi_registers(const struct or_ofi *o);
 int or_ofi_register(struct or_ofi *o, void *base, size_t len);
 void or_ofi_close(struct or_ofi *o);
 const char *or_ofi_provider_name(const struct or_ofi *o);
+/* The libfabric domain the endpoint opened (e.g. "eth0"), "none" for NULL. */
+const char *or_ofi_domain_name(const struct or_ofi *o);
 size_t or_ofi_max_msg(const struct or_ofi *o);
 /*
  * Best effort: resize the kernel receive buffer of a socket-backed endpoint to bytes.

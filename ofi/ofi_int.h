@@ -51,5 +51,10 @@ struct or_ofi {
 };
 /* A libfabric return code as an OPTIREDUCE one (negative), or ret itself when >= 0. */
 int or_fi_to_or(int ret);
+/* The best candidate of list for kind, none of the nfailed in failed; NULL when none is left
+ * (choose.c). */
+struct fi_info *or_ofi_choose(struct fi_info *list, enum or_ofi_kind kind,
+                              const struct or_ofi_want *want, struct fi_info *const *failed,
+                              int nfailed);
 
 #endif /* OR_OFI_INT_H */

@@ -16,8 +16,8 @@ if [ "${OPTIREDUCE_ASAN_BUILD:-no}" = yes ]; then
 fi
 failed=0
 for t in test/test_wire test/test_api test/test_hadamard test/test_timeout test/test_pacing \
-	test/test_liveness test/test_topology test/pmpi/test_policy test/fuzz/replay_wire \
-	test/fuzz/replay_rx; do
+	test/test_liveness test/test_topology test/test_placement test/pmpi/test_policy \
+	test/fuzz/replay_wire test/fuzz/replay_rx; do
 	log=$b/$t.valgrind.log
 	"$b/libtool" --mode=execute valgrind -q --error-exitcode=99 --leak-check=full \
 		--errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \

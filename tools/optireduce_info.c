@@ -39,11 +39,13 @@ static void print_provider(const char *prov, const char *fabric, const char *dom
 
 static void usage(const char *argv0)
 {
-	printf("Usage: %s [-p] [-a] [-P] [-t] [-h]\n"
-	       "  -p  parameters only    -a  algorithms only    -P  providers only\n"
-	       "  -t  topology only (where this process runs, from hwloc)\n"
-	       "Parameters are set with OPTIREDUCE_<NAME>=value or optireduce_comm_set_param().\n",
-	       argv0);
+	printf(
+	    "Usage: %s [-p] [-a] [-P] [-t] [-h]\n"
+	    "  -p  parameters only    -a  algorithms only    -P  providers only\n"
+	    "  -t  topology only (where this process runs, from hwloc, and the NIC and progress\n"
+	    "      thread PU a communicator would choose there)\n"
+	    "Parameters are set with OPTIREDUCE_<NAME>=value or optireduce_comm_set_param().\n",
+	    argv0);
 }
 
 /* What communicator creation compares to find the ranks that share a host (lib/comm.c). */
@@ -66,6 +68,16 @@ static void print_host(void)
 	else
 		printf(" (ranks with the same identity share memory; the layout a "
 		       "communicator found is logged at log_level 2)\n");
+}
+
+/* What a communicator created here chose for its endpoints and progress thread, and why. */
+static void print_placement(optireduce_comm_t *comm)
+{
+	char place[600];
+
+	if (!comm || optireduce_comm_placement(comm, place, sizeof(place)) < 0)
+		snprintf(place, sizeof(place), "? (no communicator could be created)");
+	printf("Placement: %s\n", place);
 }
 
 /* A one-rank communicator shows values exactly as a real one would resolve them. */
@@ -148,11 +160,14 @@ int main(int argc, char **argv)
 		       OPTIREDUCE_VERSION_MINOR(optireduce_version()),
 		       optireduce_libfabric_version());
 	}
+	if (all || a || p || t)
+		comm = self_comm(ctx);
 	if (all || t) {
 		char topo[512];
 		/* This tool's own binding as launched: run it under mpirun to see a rank's. */
 		optireduce_topology(topo, sizeof(topo));
 		printf("Topology: %s\n", topo);
+		print_placement(comm);
 		print_host();
 	}
 	if (all || P) {
@@ -172,8 +187,6 @@ int main(int argc, char **argv)
 			printf("  %d %-*s %s\n", i, w, optireduce_algorithm_name(i),
 			       optireduce_algorithm_desc(i));
 	}
-	if (all || a || p)
-		comm = self_comm(ctx);
 	if (all || a)
 		print_rule(comm);
 	if (all || p)

@@ -19,6 +19,7 @@ struct or_bounded;
 int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bounded **out);
 void or_bounded_destroy(struct or_bounded *b);
 const char *or_bounded_provider(const struct or_bounded *b);
+const char *or_bounded_domain(const struct or_bounded *b);
 int or_bounded_getname(struct or_bounded *b, void *buf, size_t *len);
 int or_bounded_connect(struct or_bounded *b, const void *names, size_t stride);
 

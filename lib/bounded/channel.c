@@ -84,15 +84,23 @@ static int alloc_buffers(struct or_bounded *b)
 /* Opens the datagram endpoint; says why when the named provider exists but cannot serve. */
 static int open_endpoint(struct or_bounded *b, int same_host)
 {
-	const char *prov = or_bd_param_s(b, OR_P_BOUNDED_PROVIDER);
-	int ret = or_ofi_open(OR_OFI_DGRAM, prov, same_host,
-	                      (int)or_bd_param_i(b, OR_P_EMULATE_DGRAM_MODES), &b->ep);
+	/* The device the core chose for the communicator (docs/design.md, "Placement"). */
+	const struct or_nic_choice *nic = &b->comm->place.nic;
+	struct or_ofi_want want = {or_bd_param_s(b, OR_P_BOUNDED_PROVIDER), nic->names, nic->only,
+	                           same_host, (int)or_bd_param_i(b, OR_P_EMULATE_DGRAM_MODES)};
+	int ret = or_ofi_open(OR_OFI_DGRAM, &want, &b->ep);
 	char why[256];
 
-	if (ret == -OPTIREDUCE_ENOPROVIDER &&
-	    or_ofi_explain(OR_OFI_DGRAM, prov, why, sizeof(why)) == 0)
+	if (ret != -OPTIREDUCE_ENOPROVIDER)
+		return ret;
+	if (or_ofi_explain(OR_OFI_DGRAM, want.provider, why, sizeof(why)) == 0)
 		or_log(OR_LOG_WARN,
 		       "%s: choose another for bounded mode (parameter bounded_provider)", why);
+	else if (nic->only)
+		or_log(OR_LOG_WARN,
+		       "no bounded-mode provider offers %s (parameter iface; optireduce_info -P "
+		       "lists each provider's domains)",
+		       nic->names);
 	return ret;
 }
 
@@ -208,6 +216,11 @@ void or_bounded_destroy(struct or_bounded *b)
 const char *or_bounded_provider(const struct or_bounded *b)
 {
 	return or_ofi_provider_name(b->ep);
+}
+
+const char *or_bounded_domain(const struct or_bounded *b)
+{
+	return or_ofi_domain_name(b->ep);
 }
 
 int or_bounded_getname(struct or_bounded *b, void *buf, size_t *len)

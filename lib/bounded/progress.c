@@ -5,9 +5,13 @@
  * between two allreduces, enters one late, or is descheduled does not read it: without
  * this thread those datagrams are lost in the kernel.
  */
+#define _GNU_SOURCE /* pthread_attr_setaffinity_np */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -172,6 +176,32 @@ static void *progress_thread(void *arg)
 	return NULL;
 }
 
+/*
+ * On the PU the core chose from the rank's binding (docs/design.md, "Placement"), else
+ * where the creating thread may run.  A PU the process may not use (its binding changed
+ * since) is logged, and the thread starts unbound.
+ */
+static int start_thread(struct or_bounded *b)
+{
+	int pu = b->comm->place.progress.pu, ret = -1;
+	pthread_attr_t attr;
+	cpu_set_t one;
+
+	if (pu < 0 || pu >= CPU_SETSIZE || pthread_attr_init(&attr))
+		return pthread_create(&b->thread, NULL, progress_thread, b);
+	CPU_ZERO(&one);
+	CPU_SET(pu, &one);
+	ret = pthread_attr_setaffinity_np(&attr, sizeof(one), &one);
+	if (!ret)
+		ret = pthread_create(&b->thread, &attr, progress_thread, b);
+	pthread_attr_destroy(&attr);
+	if (!ret)
+		return 0;
+	or_log(OR_LOG_WARN, "progress thread: not bound to PU %d (%s), it runs where the rank may",
+	       pu, strerror(ret));
+	return pthread_create(&b->thread, NULL, progress_thread, b);
+}
+
 void or_bd_progress_start(struct or_bounded *b)
 {
 	b->wait_fd = or_bd_param_i(b, OR_P_PROGRESS_WAIT) ? or_ofi_wait_fd(b->ep) : -1;
@@ -186,7 +216,7 @@ void or_bd_progress_start(struct or_bounded *b)
 	       b->wait_fd >= 0 ? "sleeps until a datagram arrives"
 	                       : "polls (progress_wait=0, or the provider has no wait "
 	                         "descriptor)");
-	if (pthread_create(&b->thread, NULL, progress_thread, b) == 0)
+	if (start_thread(b) == 0)
 		b->thread_running = 1;
 	else
 		or_log(OR_LOG_WARN, "no progress thread: datagrams that arrive while the "
