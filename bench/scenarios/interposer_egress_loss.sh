@@ -43,7 +43,7 @@ run() {
 	local link=$1 way=$2 round=$3 size=$4 env=()
 	[ "$way" = interposer ] && env=(-x "LD_PRELOAD=$SO" -x "LD_LIBRARY_PATH=$BUILD/.libs"
 		-x OPTIREDUCE_PMPI_BOUNDED=float -x OPTIREDUCE_PMPI_STATS=1)
-	timeout 900 "$CL" run -n 4 "${env[@]}" -- "$BENCH" --only mpi -m "$size:$size" \
+	timeout 900 "$CL" run -n 4 "${env[@]}" -- "$BENCH" --only mpi --mpi-bounded -m "$size:$size" \
 		-i "$ITERS" -x 5 --csv "$OUT/$link/$way-$round-$size.csv" \
 		>>"$OUT/$link/$way.log" 2>&1
 }
