@@ -9,17 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_quiet.h"
 #include "optireduce.h"
-
-static int failures;
-
-#define CHECK(cond)                                                                                \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
 
 static int self_allgather(const void *sbuf, void *rbuf, size_t len, void *info)
 {

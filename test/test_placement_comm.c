@@ -19,19 +19,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "check_quiet.h"
 #include "optireduce.h"
 
 #define SLOT 4096
-
-static int failures;
-
-#define CHECK(cond)                                                                                \
-	do {                                                                                       \
-		if (!(cond)) {                                                                     \
-			fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);   \
-			failures++;                                                                \
-		}                                                                                  \
-	} while (0)
 
 /* Two ranks as threads: an allgather through a buffer and a barrier. */
 static pthread_barrier_t bar;
