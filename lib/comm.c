@@ -214,10 +214,7 @@ static void explain_open(const optireduce_comm_t *c, const char *prov)
 	if (or_ofi_explain(OR_OFI_RDM, prov, why, sizeof(why)) == 0)
 		or_log(OR_LOG_WARN, "%s: choose another for exact mode (parameter provider)", why);
 	else if (c->place.nic.only)
-		or_log(OR_LOG_WARN,
-		       "no exact-mode provider offers %s (parameter iface; optireduce_info -P "
-		       "lists each provider's domains)",
-		       c->place.nic.names);
+		or_placement_warn_unoffered(&c->place.nic, "exact");
 }
 
 int or_comm_open_channels(optireduce_comm_t *c, int same_host)

@@ -10,6 +10,7 @@
 
 #include "config.h"
 
+#include "log.h"
 #include "optireduce.h"
 #include "placement.h"
 
@@ -32,6 +33,14 @@ static void undecided(const char *iface, int bind, const char *reason, struct or
 	out->progress.pu = -1;
 	snprintf(out->progress.why, sizeof(out->progress.why), "progress thread not bound: %s",
 	         bind ? reason : "progress_bind=0");
+}
+
+void or_placement_warn_unoffered(const struct or_nic_choice *nic, const char *mode)
+{
+	or_log(OR_LOG_WARN,
+	       "no %s-mode provider offers %s (parameter iface; optireduce_info -P lists each "
+	       "provider's domains)",
+	       mode, nic->names);
 }
 
 int or_placement_describe(const struct or_placement *p, char *buf, size_t len)

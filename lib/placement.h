@@ -44,6 +44,8 @@ void or_placement_decide(struct or_topo **topo, const char *iface, int bind,
 void or_topo_free(struct or_topo *topo);
 /* One line: the NIC's why, then the progress thread's. 0 or -OPTIREDUCE_EOVERFLOW. */
 int or_placement_describe(const struct or_placement *p, char *buf, size_t len);
+/* Warns that no provider for mode ("exact", "bounded") offers the devices iface named. */
+void or_placement_warn_unoffered(const struct or_nic_choice *nic, const char *mode);
 
 #ifdef HAVE_HWLOC
 #include <hwloc.h>

@@ -97,10 +97,7 @@ static int open_endpoint(struct or_bounded *b, int same_host)
 		or_log(OR_LOG_WARN,
 		       "%s: choose another for bounded mode (parameter bounded_provider)", why);
 	else if (nic->only)
-		or_log(OR_LOG_WARN,
-		       "no bounded-mode provider offers %s (parameter iface; optireduce_info -P "
-		       "lists each provider's domains)",
-		       nic->names);
+		or_placement_warn_unoffered(nic, "bounded");
 	return ret;
 }
 
