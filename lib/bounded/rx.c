@@ -104,7 +104,8 @@ static int fits_region(const struct or_bounded *b, const struct or_bounded_op *o
  * every earlier phase of it is complete, as a LAST would: both copies of a LAST can be
  * lost together when a receiver's socket overflows.  Marks are made newest first and
  * always cover every earlier phase, so the first phase found marked ends the walk: a
- * packet costs O(1) here, not O(steps).
+ * packet costs O(1) here, not O(steps).  Phases close in order, so a closed one ends it
+ * too.
  */
 static void mark_earlier_phases_sent(struct or_bounded_op *op, const struct or_wire_hdr *h)
 {
@@ -112,7 +113,9 @@ static void mark_earlier_phases_sent(struct or_bounded_op *op, const struct or_w
 		struct or_inbound *before = or_bd_inbound_of(&op->ph[p], op->c->size, h->sender);
 		if (!before || !before->npkts)
 			continue;
-		if (before->last_seen)
+		/* A closed phase keeps what it knew when it closed: marked now, a phase the
+		 * deadline cut would read as one whose senders had all finished (op.c). */
+		if (before->last_seen || op->ph[p].closed)
 			break;
 		before->last_seen = 1;
 		op->ph[p].senders_last++;
