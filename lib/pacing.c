@@ -66,6 +66,19 @@ static enum or_pace_decision judge(struct or_pacer *p, const struct or_pace_samp
 		 * 0 and cut the rate for nothing.  Learn the level (a plain mean), and only back
 		 * off from loss no link would call usual.
 		 */
+		if (s->loss > 0.05 && s->link_bound && p->took_mbps > 0) {
+			/*
+			 * Offered more than the link took, and lost much: that loss is ours (the
+			 * rate limiter's queue overflowing), not the network's usual level.  On
+			 * 50 Mbit/s links the initial 400 Mbit/s lost 24-42% in each warm-up
+			 * operation; learnt as usual, it kept the rate at 209 Mbit/s and 10-40%
+			 * of every operation lost for good.  Start again from what it took.
+			 */
+			p->rate_mbps *= 0.85;
+			if (p->took_mbps < p->rate_mbps)
+				p->rate_mbps = p->took_mbps;
+			return OR_PACE_LEARN;
+		}
 		p->loss_avg += (s->loss - p->loss_avg) / (double)++p->loss_ops;
 		if (s->loss > 0.05)
 			p->rate_mbps *= 0.85;

@@ -62,6 +62,32 @@ static void test_learning_cuts_heavy_loss(void)
 }
 
 /*
+ * A rate limiter far below the initial rate: the loss of offering too much is not learnt as
+ * the usual level; the rate starts again from what the link took, and loss above the
+ * network's own level then backs off.
+ */
+static void test_learning_rate_limited_link(void)
+{
+	struct or_pacer p;
+	struct or_pace_sample s = {.loss = 0.32, .took_mbps = 55, .link_bound = 1, .hit = 0};
+
+	or_pacer_init(&p, 400);
+	CHECK(or_pacer_update(&p, &s) == OR_PACE_LEARN && fabs(p.rate_mbps - 55) < 1e-9 &&
+	          p.loss_ops == 0,
+	      "32%% loss beyond a 55 Mbit/s link: 400 -> %.0f, %u ops learnt", p.rate_mbps,
+	      p.loss_ops);
+	s.loss = 0.005;
+	s.link_bound = 0;
+	for (int i = 0; i < OR_PACE_WARMUP; i++)
+		or_pacer_update(&p, &s);
+	CHECK(fabs(p.loss_avg - 0.005) < 1e-9, "the network's level learnt: %.4f", p.loss_avg);
+	s.loss = 0.2;
+	s.link_bound = 1;
+	CHECK(or_pacer_update(&p, &s) == OR_PACE_BACKOFF && p.rate_mbps < 55,
+	      "20%% loss at the link then backs off: %.1f", p.rate_mbps);
+}
+
+/*
  * A burst of cross traffic: three lossy operations cut 15% each; the first clean one
  * returns to the rate before the burst, not 5% at a time (twenty operations).
  */
@@ -230,6 +256,7 @@ static void test_bounds(void)
 int main(void)
 {
 	test_names();
+	test_learning_rate_limited_link();
 	test_random_loss_is_usual();
 	test_learning_cuts_heavy_loss();
 	test_burst_restores();
