@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Allreduce and MPI_Reduce_scatter_block: serve them on liboptireduce
- * when that computes what MPI defines, else hand them to PMPI unchanged.
+ * when that computes what MPI defines, else hand them to PMPI unchanged;
+ * and the routing every intercepted call shares (orp_to_pmpi,
+ * orp_check_call, orp_channel, orp_enter and orp_leave).
  *
  * Every check before the communicator's state is created depends only on
  * values MPI requires to be equal on all ranks (datatype, op, count, comm)
