@@ -113,7 +113,7 @@ struct orp_comm {
 	/* Held around every liboptireduce call on ctx (a context is single-threaded);
 	 * the MPI progress callback only tries it. */
 	pthread_mutex_t lock;
-	struct orp_iop *ihead, *itail; /* MPI_Iallreduce operations not yet completed */
+	struct orp_iop *ihead, *itail; /* nonblocking operations not yet completed */
 	char name[MPI_MAX_OBJECT_NAME];
 	struct orp_comm *prev, *next;
 };
@@ -123,7 +123,7 @@ struct orp_comm *orp_comm_get(MPI_Comm comm);
 /* Creates the bounded channel on first use (collectively); 1 if usable. */
 int orp_comm_bounded(struct orp_comm *st);
 void orp_comm_destroy_all(void);
-/* Completes the finished MPI_Iallreduce operations of every communicator whose lock is free. */
+/* Completes the finished nonblocking operations of every communicator whose lock is free. */
 int orp_comm_progress_all(void);
 
 /* pmpi_iallreduce.c: MPI_Iallreduce and MPI_Ireduce_scatter_block as generalized requests. */
