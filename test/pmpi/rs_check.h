@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Helpers of the reduce-scatter tests of the interposer (pmpi_ireduce_scatter.c,
- * pmpi_reduce_scatter_v.c): the datatypes and operations they cover, inputs that no
- * integer sum or product overflows on 5 ranks, comparison against a PMPI reference, and
- * the interposer's counters found with dlsym (the tests are not linked with it).
+ * Helpers of the interposer's reduce-scatter tests (pmpi_reduce_scatter.c,
+ * pmpi_ireduce_scatter.c, pmpi_reduce_scatter_v.c): the datatypes and operations they
+ * cover, inputs that no integer sum or product overflows on 5 ranks, comparison against a
+ * PMPI reference, and the interposer's counters found with dlsym (the tests are not linked
+ * with it).
  */
 #ifndef RS_CHECK_H
 #define RS_CHECK_H
