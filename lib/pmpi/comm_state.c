@@ -12,7 +12,7 @@
  * attribute, whose callback destroys the state; MPI_Comm_dup does not copy
  * it.  Live states are listed so the shutdown can delete those of
  * communicators the program never freed, and so MPI's progress engine can
- * complete their MPI_Iallreduce operations.  MPI_Comm_free and MPI_Finalize
+ * complete their nonblocking operations.  MPI_Comm_free and MPI_Finalize
  * are collective, so every rank finishes the pending operations there
  * before the channels go away.
  */

@@ -80,6 +80,7 @@ static void load(void)
 	SYM(allreduce, "optireduce_allreduce");
 	SYM(iallreduce, "optireduce_iallreduce");
 	SYM(reduce_scatter_block, "optireduce_reduce_scatter_block");
+	SYM(ireduce_scatter_block, "optireduce_ireduce_scatter_block");
 	SYM(test, "optireduce_test");
 	SYM(wait, "optireduce_wait");
 	SYM(strerror, "optireduce_strerror");

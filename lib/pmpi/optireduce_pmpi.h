@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * liboptireduce_pmpi: MPI_Allreduce, MPI_Iallreduce and MPI_Reduce_scatter_block
- * on liboptireduce for unmodified MPI programs, by LD_PRELOAD or by linking it
- * before -lmpi:
+ * liboptireduce_pmpi: MPI_Allreduce, MPI_Iallreduce, MPI_Reduce_scatter_block,
+ * MPI_Ireduce_scatter_block and MPI_Reduce_scatter on liboptireduce for
+ * unmodified MPI programs, by LD_PRELOAD or by linking it before -lmpi:
  *
  *   mpirun -x LD_PRELOAD=/path/liboptireduce_pmpi.so ./app
  *
@@ -13,8 +13,11 @@
  * same rules and returns an MPI generalized request, progressed by Open
  * MPI's progress engine (see optireduce_pmpi(7)).  MPI_Reduce_scatter_block
  * follows them too (in place included) and runs transpose's first phase,
- * always exact.  Exact mode unless OPTIREDUCE_PMPI_BOUNDED selects floating
- * SUM calls for bounded mode.
+ * always exact; so does MPI_Ireduce_scatter_block, as a generalized request.
+ * MPI_Reduce_scatter runs as MPI_Reduce_scatter_block when its blocks are
+ * equal, else as an exact allreduce of which each rank keeps its block, up
+ * to OPTIREDUCE_PMPI_UNEVEN_MAX bytes in all (PMPI above).  Exact mode unless
+ * OPTIREDUCE_PMPI_BOUNDED selects floating SUM calls for bounded mode.
  *
  * Environment (read once, at the first intercepted call; must be the same on
  * every rank):
@@ -51,7 +54,7 @@ extern "C" {
 #pragma GCC visibility push(default)
 #endif
 
-/* Why a call went to PMPI_Allreduce (PMPI_Iallreduce, PMPI_Reduce_scatter_block).  Indexes
+/* Why a call went to PMPI_Allreduce (or the PMPI function of its own name).  Indexes
  * optireduce_pmpi_stats.to_pmpi_by_reason. */
 enum optireduce_pmpi_reason {
 	OPTIREDUCE_PMPI_REASON_INACTIVE,    /* before MPI_Init or from MPI_Finalize on */
@@ -66,11 +69,17 @@ enum optireduce_pmpi_reason {
 	OPTIREDUCE_PMPI_REASON_UNAVAILABLE, /* liboptireduce communicator creation failed */
 	OPTIREDUCE_PMPI_REASON_BUSY,        /* concurrent call on one communicator */
 	OPTIREDUCE_PMPI_REASON_FORTRAN,     /* Fortran MPI_BOTTOM or unknown sentinels */
-	OPTIREDUCE_PMPI_REASON_NOPROGRESS,  /* MPI_Iallreduce: this MPI has no progress hook */
+	OPTIREDUCE_PMPI_REASON_NOPROGRESS,  /* nonblocking calls: this MPI has no progress hook */
+	OPTIREDUCE_PMPI_REASON_UNEVEN,      /* MPI_Reduce_scatter, blocks of different sizes and
+	                                       more than OPTIREDUCE_PMPI_UNEVEN_MAX bytes in all */
 	OPTIREDUCE_PMPI_REASON_COUNT
 };
 
 #define OPTIREDUCE_PMPI_MAX_REASONS 16 /* room in the struct; REASON_COUNT <= this */
+
+/* MPI_Reduce_scatter with blocks of different sizes is served as an allreduce of the whole
+ * input (twice the bytes of a reduce-scatter) up to this many bytes in all. */
+#define OPTIREDUCE_PMPI_UNEVEN_MAX (256 * 1024)
 
 /* Counters of this process since it started. */
 struct optireduce_pmpi_stats {
@@ -89,9 +98,13 @@ struct optireduce_pmpi_stats {
 	uint64_t nonblocking_calls;  /* of calls: MPI_Iallreduce */
 	uint64_t nonblocking_served; /* of served_exact + served_bounded: MPI_Iallreduce */
 	/* Appended, so the fields above keep their offsets. */
-	uint64_t reduce_scatter_calls;  /* of calls: MPI_Reduce_scatter_block */
-	uint64_t reduce_scatter_served; /* of served_exact: MPI_Reduce_scatter_block (always exact;
-	                                   also bounded_declined when the policy chose bounded) */
+	uint64_t reduce_scatter_calls;   /* of calls: MPI_Reduce_scatter_block */
+	uint64_t reduce_scatter_served;  /* of served_exact: MPI_Reduce_scatter_block (always exact;
+	                                    also bounded_declined when the policy chose bounded) */
+	uint64_t ireduce_scatter_calls;  /* of calls: MPI_Ireduce_scatter_block */
+	uint64_t ireduce_scatter_served; /* of served_exact: MPI_Ireduce_scatter_block (the same) */
+	uint64_t reduce_scatter_v_calls; /* of calls: MPI_Reduce_scatter (a count per rank) */
+	uint64_t reduce_scatter_v_served; /* of served_exact: MPI_Reduce_scatter (the same) */
 };
 
 /* Copies the counters; returns 0, or -22 (EINVAL) for a NULL out. */

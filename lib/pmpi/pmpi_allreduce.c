@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * MPI_Allreduce and MPI_Reduce_scatter_block: serve them on liboptireduce
- * when that computes what MPI defines, else hand them to PMPI unchanged.
+ * when that computes what MPI defines, else hand them to PMPI unchanged;
+ * and the routing every intercepted call shares (orp_to_pmpi,
+ * orp_check_call, orp_channel, orp_enter and orp_leave).
  *
  * Every check before the communicator's state is created depends only on
  * values MPI requires to be equal on all ranks (datatype, op, count, comm)
@@ -12,13 +14,24 @@
  */
 #include "pmpi_internal.h"
 
-static int to_pmpi(enum orp_call kind, enum optireduce_pmpi_reason reason, const void *sbuf,
-                   void *rbuf, int count, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+int orp_to_pmpi(const struct orp_args *a, enum optireduce_pmpi_reason reason)
 {
 	orp_stats_pmpi(reason);
-	if (kind == ORP_CALL_REDUCE_SCATTER)
-		return PMPI_Reduce_scatter_block(sbuf, rbuf, count, dt, op, comm);
-	return PMPI_Allreduce(sbuf, rbuf, count, dt, op, comm);
+	switch (a->kind) {
+	case ORP_CALL_REDUCE_SCATTER:
+		return PMPI_Reduce_scatter_block(a->sbuf, a->rbuf, a->count, a->dt, a->op, a->comm);
+	case ORP_CALL_REDUCE_SCATTER_V:
+		return PMPI_Reduce_scatter(a->sbuf, a->rbuf, a->recvcounts, a->dt, a->op, a->comm);
+	case ORP_CALL_IALLREDUCE:
+		return PMPI_Iallreduce(a->sbuf, a->rbuf, a->count, a->dt, a->op, a->comm,
+		                       a->request);
+	case ORP_CALL_IREDUCE_SCATTER:
+		return PMPI_Ireduce_scatter_block(a->sbuf, a->rbuf, a->count, a->dt, a->op, a->comm,
+		                                  a->request);
+	case ORP_CALL_ALLREDUCE:
+		break;
+	}
+	return PMPI_Allreduce(a->sbuf, a->rbuf, a->count, a->dt, a->op, a->comm);
 }
 
 int orp_check_call(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
@@ -60,83 +73,120 @@ optireduce_comm_t *orp_channel(struct orp_comm *st, enum optireduce_dtype odt,
 
 static const char *call_name(enum orp_call kind)
 {
-	return kind == ORP_CALL_REDUCE_SCATTER ? "MPI_Reduce_scatter_block" : "MPI_Allreduce";
+	switch (kind) {
+	case ORP_CALL_REDUCE_SCATTER:
+		return "MPI_Reduce_scatter_block";
+	case ORP_CALL_REDUCE_SCATTER_V:
+		return "MPI_Reduce_scatter";
+	case ORP_CALL_IALLREDUCE:
+		return "MPI_Iallreduce";
+	case ORP_CALL_IREDUCE_SCATTER:
+		return "MPI_Ireduce_scatter_block";
+	case ORP_CALL_ALLREDUCE:
+		break;
+	}
+	return "MPI_Allreduce";
 }
 
-/* A blocking call of either kind; count is MPI_Reduce_scatter_block's recvcount. */
-static int blocking(enum orp_call kind, const void *sbuf, void *rbuf, int count, MPI_Datatype dt,
-                    MPI_Op op, MPI_Comm comm)
+struct orp_comm *orp_enter(const struct orp_args *a, int reason, int *ret)
 {
-	enum optireduce_dtype odt = OPTIREDUCE_INT8;
-	enum optireduce_op oop = OPTIREDUCE_SUM;
-	struct optireduce_status status;
-	const void *osbuf = sbuf == MPI_IN_PLACE ? OPTIREDUCE_IN_PLACE : sbuf;
-	optireduce_comm_t *oc;
 	struct orp_comm *st;
-	size_t bytes;
-	int reason, bounded, declined, ret, size = 1;
 
-	orp_stats_call(kind);
-	reason = orp_check_call(sbuf, rbuf, count, dt, op, comm, &odt, &oop);
-	if (reason >= 0)
-		return to_pmpi(kind, reason, sbuf, rbuf, count, dt, op, comm);
-	st = orp_comm_get(comm);
-	if (!st)
-		return to_pmpi(kind, OPTIREDUCE_PMPI_REASON_UNAVAILABLE, sbuf, rbuf, count, dt, op,
-		               comm);
-	if (st->reason >= 0)
-		return to_pmpi(kind, st->reason, sbuf, rbuf, count, dt, op, comm);
+	if (reason >= 0) {
+		*ret = orp_to_pmpi(a, reason);
+		return NULL;
+	}
+	st = orp_comm_get(a->comm);
+	if (!st) {
+		*ret = orp_to_pmpi(a, OPTIREDUCE_PMPI_REASON_UNAVAILABLE);
+		return NULL;
+	}
+	if (st->reason >= 0) {
+		*ret = orp_to_pmpi(a, st->reason);
+		return NULL;
+	}
 	/* Erroneous under MPI (two threads in collectives on one communicator). */
 	if (atomic_exchange(&st->busy, 1)) {
 		if (!st->warned_busy++)
 			orp_log(ORP_LOG_WARN,
 			        "%s: concurrent %s calls; this program is "
 			        "erroneous and may deadlock",
-			        st->name, call_name(kind));
-		return to_pmpi(kind, OPTIREDUCE_PMPI_REASON_BUSY, sbuf, rbuf, count, dt, op, comm);
+			        st->name, call_name(a->kind));
+		*ret = orp_to_pmpi(a, OPTIREDUCE_PMPI_REASON_BUSY);
+		return NULL;
 	}
-	/* The policy sees a reduce-scatter's whole contribution, recvcount per rank. */
-	if (kind == ORP_CALL_REDUCE_SCATTER)
-		PMPI_Comm_size(comm, &size);
-	bytes = (size_t)count * (size_t)size * orp_core.dtype_size(odt);
-	pthread_mutex_lock(&st->lock);
-	oc = orp_channel(st, odt, oop, bytes, &bounded, &declined);
-	if (kind == ORP_CALL_REDUCE_SCATTER)
-		ret = orp_core.reduce_scatter_block(oc, osbuf, rbuf, (size_t)count, odt, oop,
-		                                    &status);
-	else
-		ret = orp_core.allreduce(oc, osbuf, rbuf, (size_t)count, odt, oop, &status);
-	/* Earlier MPI_Iallreduce operations on this communicator finished first. */
-	if (st->ihead)
-		orp_iops_complete(st, 0);
-	pthread_mutex_unlock(&st->lock);
+	return st;
+}
+
+int orp_leave(struct orp_comm *st, const struct orp_args *a, int ret,
+              const struct optireduce_status *status, int bounded, int declined, size_t bytes)
+{
 	atomic_store(&st->busy, 0);
 	if (ret) {
 		/* rbuf may be half written and the peers' state is unknown: only MPI can report it.
 		 */
 		orp_stats_error();
-		orp_log(ORP_LOG_WARN, "%s: %s of %d %s (%s) failed in liboptireduce: %s", st->name,
-		        call_name(kind), count, orp_core.dtype_name(odt), orp_core.op_name(oop),
-		        orp_core.strerror(ret));
-		PMPI_Comm_call_errhandler(comm, MPI_ERR_OTHER);
+		orp_log(ORP_LOG_WARN, "%s: %s of %d elements failed in liboptireduce: %s", st->name,
+		        call_name(a->kind), a->count, orp_core.strerror(ret));
+		PMPI_Comm_call_errhandler(a->comm, MPI_ERR_OTHER);
 		return MPI_ERR_OTHER;
 	}
-	orp_stats_served((status.flags & OPTIREDUCE_STATUS_BOUNDED) != 0,
-	                 declined || (bounded && !(status.flags & OPTIREDUCE_STATUS_BOUNDED)),
-	                 bytes, kind);
+	orp_stats_served((status->flags & OPTIREDUCE_STATUS_BOUNDED) != 0,
+	                 declined || (bounded && !(status->flags & OPTIREDUCE_STATUS_BOUNDED)),
+	                 bytes, a->kind);
 	return MPI_SUCCESS;
+}
+
+/* A blocking call of either kind; count is MPI_Reduce_scatter_block's recvcount. */
+static int blocking(const struct orp_args *a)
+{
+	enum optireduce_dtype odt = OPTIREDUCE_INT8;
+	enum optireduce_op oop = OPTIREDUCE_SUM;
+	struct optireduce_status status;
+	const void *osbuf = a->sbuf == MPI_IN_PLACE ? OPTIREDUCE_IN_PLACE : a->sbuf;
+	optireduce_comm_t *oc;
+	struct orp_comm *st;
+	size_t bytes;
+	int bounded, declined, ret, size = 1;
+
+	orp_stats_call(a->kind);
+	st = orp_enter(
+	    a, orp_check_call(a->sbuf, a->rbuf, a->count, a->dt, a->op, a->comm, &odt, &oop), &ret);
+	if (!st)
+		return ret;
+	/* The policy sees a reduce-scatter's whole contribution, recvcount per rank. */
+	if (a->kind == ORP_CALL_REDUCE_SCATTER)
+		PMPI_Comm_size(a->comm, &size);
+	bytes = (size_t)a->count * (size_t)size * orp_core.dtype_size(odt);
+	pthread_mutex_lock(&st->lock);
+	oc = orp_channel(st, odt, oop, bytes, &bounded, &declined);
+	if (a->kind == ORP_CALL_REDUCE_SCATTER)
+		ret = orp_core.reduce_scatter_block(oc, osbuf, a->rbuf, (size_t)a->count, odt, oop,
+		                                    &status);
+	else
+		ret = orp_core.allreduce(oc, osbuf, a->rbuf, (size_t)a->count, odt, oop, &status);
+	/* Earlier nonblocking operations on this communicator finished first. */
+	if (st->ihead)
+		orp_iops_complete(st, 0);
+	pthread_mutex_unlock(&st->lock);
+	return orp_leave(st, a, ret, &status, bounded, declined, bytes);
 }
 
 int orp_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                   MPI_Comm comm)
 {
-	return blocking(ORP_CALL_ALLREDUCE, sbuf, rbuf, count, dt, op, comm);
+	struct orp_args a = {ORP_CALL_ALLREDUCE, sbuf, rbuf, count, NULL, dt, op, comm, NULL};
+
+	return blocking(&a);
 }
 
 int orp_reduce_scatter_block(const void *sbuf, void *rbuf, int recvcount, MPI_Datatype dt,
                              MPI_Op op, MPI_Comm comm)
 {
-	return blocking(ORP_CALL_REDUCE_SCATTER, sbuf, rbuf, recvcount, dt, op, comm);
+	struct orp_args a = {
+	    ORP_CALL_REDUCE_SCATTER, sbuf, rbuf, recvcount, NULL, dt, op, comm, NULL};
+
+	return blocking(&a);
 }
 
 ORP_EXPORT int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,

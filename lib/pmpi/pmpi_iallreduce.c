@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * MPI_Iallreduce: the routing of MPI_Allreduce (the same checks, policy and
- * communicator state); a served call starts optireduce_iallreduce and hands
- * the program a generalized request (MPI_Grequest_start).
+ * MPI_Iallreduce and MPI_Ireduce_scatter_block: the routing of
+ * MPI_Allreduce and MPI_Reduce_scatter_block (the same checks, policy and
+ * communicator state); a served call starts optireduce_iallreduce
+ * (optireduce_ireduce_scatter_block) and hands the program a generalized
+ * request (MPI_Grequest_start).
  *
  * The request is MPI's own, so everything MPI does with requests works
  * unchanged: MPI_Waitall and MPI_Testsome over a mix of these and plain
@@ -29,6 +31,7 @@ struct orp_iop {
 	int error; /* MPI_SUCCESS, or the class reported in the status */
 	size_t bytes;
 	int bounded, declined;
+	enum orp_call kind;
 	atomic_int refs;
 	struct orp_iop *next;
 };
@@ -72,13 +75,15 @@ static void finish(struct orp_comm *st, struct orp_iop *op, int ret,
 {
 	if (ret) {
 		orp_stats_error();
-		orp_log(ORP_LOG_WARN, "%s: MPI_Iallreduce failed in liboptireduce: %s", st->name,
+		orp_log(ORP_LOG_WARN, "%s: %s failed in liboptireduce: %s", st->name,
+		        op->kind == ORP_CALL_IALLREDUCE ? "MPI_Iallreduce"
+		                                        : "MPI_Ireduce_scatter_block",
 		        orp_core.strerror(ret));
 		op->error = MPI_ERR_OTHER;
 	} else {
 		int bounded = (status->flags & OPTIREDUCE_STATUS_BOUNDED) != 0;
 		orp_stats_served(bounded, op->declined || (op->bounded && !bounded), op->bytes,
-		                 ORP_CALL_IALLREDUCE);
+		                 op->kind);
 	}
 	/* May run free_fn (the program already freed the request): op is not used after. */
 	PMPI_Grequest_complete(op->greq);
@@ -108,24 +113,22 @@ int orp_iops_complete(struct orp_comm *st, int wait)
 	return n;
 }
 
-static int to_pmpi(enum optireduce_pmpi_reason reason, const void *sbuf, void *rbuf, int count,
-                   MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-	orp_stats_pmpi(reason);
-	return PMPI_Iallreduce(sbuf, rbuf, count, dt, op, comm, request);
-}
-
-/* Starts the operation on st (locked); MPI_SUCCESS, or an MPI error with nothing started. */
-static int start(struct orp_comm *st, const void *sbuf, void *rbuf, int count,
-                 enum optireduce_dtype odt, enum optireduce_op oop, MPI_Request *request)
+/* Starts the operation a on st (locked); MPI_SUCCESS, or an MPI error with nothing started. */
+static int start(struct orp_comm *st, const struct orp_args *a, enum optireduce_dtype odt,
+                 enum optireduce_op oop)
 {
 	struct orp_iop *op = calloc(1, sizeof(*op));
+	const void *osbuf = a->sbuf == MPI_IN_PLACE ? OPTIREDUCE_IN_PLACE : a->sbuf;
 	optireduce_comm_t *oc;
-	int ret;
+	int ret, size = 1;
 
 	if (!op)
 		return MPI_ERR_NO_MEM;
-	op->bytes = (size_t)count * orp_core.dtype_size(odt);
+	/* The policy sees a reduce-scatter's whole contribution, recvcount per rank. */
+	if (a->kind == ORP_CALL_IREDUCE_SCATTER)
+		PMPI_Comm_size(a->comm, &size);
+	op->kind = a->kind;
+	op->bytes = (size_t)a->count * (size_t)size * orp_core.dtype_size(odt);
 	oc = orp_channel(st, odt, oop, op->bytes, &op->bounded, &op->declined);
 	atomic_init(&op->refs, 2);
 	ret = PMPI_Grequest_start(query_fn, free_fn, cancel_fn, op, &op->greq);
@@ -133,9 +136,12 @@ static int start(struct orp_comm *st, const void *sbuf, void *rbuf, int count,
 		free(op);
 		return ret;
 	}
-	*request = op->greq;
-	ret = orp_core.iallreduce(oc, sbuf == MPI_IN_PLACE ? OPTIREDUCE_IN_PLACE : sbuf, rbuf,
-	                          (size_t)count, odt, oop, &op->req);
+	*a->request = op->greq;
+	if (a->kind == ORP_CALL_IREDUCE_SCATTER)
+		ret = orp_core.ireduce_scatter_block(oc, osbuf, a->rbuf, (size_t)a->count, odt, oop,
+		                                     &op->req);
+	else
+		ret = orp_core.iallreduce(oc, osbuf, a->rbuf, (size_t)a->count, odt, oop, &op->req);
 	if (ret) {
 		/* Reported at completion, like an error on the way. */
 		finish(st, op, ret, NULL);
@@ -150,40 +156,62 @@ static int start(struct orp_comm *st, const void *sbuf, void *rbuf, int count,
 	return MPI_SUCCESS;
 }
 
-int orp_iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
-                   MPI_Comm comm, MPI_Request *request)
+static int nonblocking(const struct orp_args *a)
 {
 	enum optireduce_dtype odt = OPTIREDUCE_INT8;
 	enum optireduce_op oop = OPTIREDUCE_SUM;
 	struct orp_comm *st;
 	int reason, ret;
 
-	orp_stats_call(ORP_CALL_IALLREDUCE);
-	reason = orp_check_call(sbuf, rbuf, count, dt, op, comm, &odt, &oop);
-	if (reason < 0 && !request)
+	orp_stats_call(a->kind);
+	reason = orp_check_call(a->sbuf, a->rbuf, a->count, a->dt, a->op, a->comm, &odt, &oop);
+	if (reason < 0 && !a->request)
 		reason = OPTIREDUCE_PMPI_REASON_ARGS;
 	if (reason < 0 && orp_progress_init())
 		reason = OPTIREDUCE_PMPI_REASON_NOPROGRESS;
 	if (reason >= 0)
-		return to_pmpi(reason, sbuf, rbuf, count, dt, op, comm, request);
-	st = orp_comm_get(comm);
+		return orp_to_pmpi(a, reason);
+	st = orp_comm_get(a->comm);
 	if (!st)
-		return to_pmpi(OPTIREDUCE_PMPI_REASON_UNAVAILABLE, sbuf, rbuf, count, dt, op, comm,
-		               request);
+		return orp_to_pmpi(a, OPTIREDUCE_PMPI_REASON_UNAVAILABLE);
 	if (st->reason >= 0)
-		return to_pmpi(st->reason, sbuf, rbuf, count, dt, op, comm, request);
+		return orp_to_pmpi(a, st->reason);
 	pthread_mutex_lock(&st->lock);
-	ret = start(st, sbuf, rbuf, count, odt, oop, request);
+	ret = start(st, a, odt, oop);
 	pthread_mutex_unlock(&st->lock);
 	if (ret != MPI_SUCCESS) {
 		orp_stats_error();
-		PMPI_Comm_call_errhandler(comm, ret);
+		PMPI_Comm_call_errhandler(a->comm, ret);
 	}
 	return ret;
+}
+
+int orp_iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
+                   MPI_Comm comm, MPI_Request *request)
+{
+	struct orp_args a = {ORP_CALL_IALLREDUCE, sbuf, rbuf, count, NULL, dt, op, comm, request};
+
+	return nonblocking(&a);
+}
+
+int orp_ireduce_scatter_block(const void *sbuf, void *rbuf, int recvcount, MPI_Datatype dt,
+                              MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+	struct orp_args a = {
+	    ORP_CALL_IREDUCE_SCATTER, sbuf, rbuf, recvcount, NULL, dt, op, comm, request};
+
+	return nonblocking(&a);
 }
 
 ORP_EXPORT int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                               MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
 	return orp_iallreduce(sendbuf, recvbuf, count, datatype, op, comm, request);
+}
+
+ORP_EXPORT int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                         MPI_Request *request)
+{
+	return orp_ireduce_scatter_block(sendbuf, recvbuf, recvcount, datatype, op, comm, request);
 }

@@ -37,6 +37,9 @@ struct orp_core {
 	int (*reduce_scatter_block)(optireduce_comm_t *comm, const void *sbuf, void *rbuf,
 	                            size_t recvcount, enum optireduce_dtype dtype,
 	                            enum optireduce_op op, struct optireduce_status *status);
+	int (*ireduce_scatter_block)(optireduce_comm_t *comm, const void *sbuf, void *rbuf,
+	                             size_t recvcount, enum optireduce_dtype dtype,
+	                             enum optireduce_op op, optireduce_req_t **req);
 	int (*test)(optireduce_req_t *req);
 	int (*wait)(optireduce_req_t *req, struct optireduce_status *status);
 	const char *(*strerror)(int err);
@@ -67,8 +70,15 @@ extern int orp_world_rank;
 void orp_log_init(void);
 void orp_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* stats.c; the kinds of calls the interposer takes. */
-enum orp_call { ORP_CALL_ALLREDUCE, ORP_CALL_IALLREDUCE, ORP_CALL_REDUCE_SCATTER };
+/* stats.c; the kinds of calls the interposer takes (REDUCE_SCATTER is the _block one,
+ * REDUCE_SCATTER_V MPI_Reduce_scatter with a count per rank). */
+enum orp_call {
+	ORP_CALL_ALLREDUCE,
+	ORP_CALL_IALLREDUCE,
+	ORP_CALL_REDUCE_SCATTER,
+	ORP_CALL_IREDUCE_SCATTER,
+	ORP_CALL_REDUCE_SCATTER_V
+};
 void orp_stats_call(enum orp_call kind);
 void orp_stats_pmpi(enum optireduce_pmpi_reason reason);
 void orp_stats_served(int bounded, int declined, size_t bytes, enum orp_call kind);
@@ -103,7 +113,7 @@ struct orp_comm {
 	/* Held around every liboptireduce call on ctx (a context is single-threaded);
 	 * the MPI progress callback only tries it. */
 	pthread_mutex_t lock;
-	struct orp_iop *ihead, *itail; /* MPI_Iallreduce operations not yet completed */
+	struct orp_iop *ihead, *itail; /* nonblocking operations not yet completed */
 	char name[MPI_MAX_OBJECT_NAME];
 	struct orp_comm *prev, *next;
 };
@@ -113,10 +123,10 @@ struct orp_comm *orp_comm_get(MPI_Comm comm);
 /* Creates the bounded channel on first use (collectively); 1 if usable. */
 int orp_comm_bounded(struct orp_comm *st);
 void orp_comm_destroy_all(void);
-/* Completes the finished MPI_Iallreduce operations of every communicator whose lock is free. */
+/* Completes the finished nonblocking operations of every communicator whose lock is free. */
 int orp_comm_progress_all(void);
 
-/* pmpi_iallreduce.c: MPI_Iallreduce as generalized requests. */
+/* pmpi_iallreduce.c: MPI_Iallreduce and MPI_Ireduce_scatter_block as generalized requests. */
 extern atomic_int orp_pending; /* operations started and not completed, all communicators */
 /* With st->lock held: completes the finished operations of st in start order (all, waiting,
  * if wait is set); returns how many completed. */
@@ -126,8 +136,24 @@ int orp_iops_complete(struct orp_comm *st, int wait);
 int orp_progress_init(void); /* looks the hook up; 0 if MPI has one */
 void orp_progress_stop(void);
 
-/* pmpi_allreduce.c: the routing shared by the C and Fortran entry points, and by
- * MPI_Reduce_scatter_block (count is then its recvcount). */
+/*
+ * pmpi_allreduce.c: the routing shared by the C and Fortran entry points of every kind.
+ * One intercepted call, as the program made it.
+ */
+struct orp_args {
+	enum orp_call kind;
+	const void *sbuf;
+	void *rbuf;
+	int count;             /* MPI_Allreduce's count, a block's recvcount; for
+	                          MPI_Reduce_scatter the sum of recvcounts, at most INT_MAX */
+	const int *recvcounts; /* MPI_Reduce_scatter */
+	MPI_Datatype dt;
+	MPI_Op op;
+	MPI_Comm comm;
+	MPI_Request *request; /* the nonblocking kinds */
+};
+/* Counts the call as going to PMPI for reason and makes it there, unchanged. */
+int orp_to_pmpi(const struct orp_args *a, enum optireduce_pmpi_reason reason);
 /* A reason to leave the call to MPI, or -1 if liboptireduce can take it (same for every rank). */
 int orp_check_call(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                    MPI_Comm comm, enum optireduce_dtype *odt, enum optireduce_op *oop);
@@ -135,11 +161,25 @@ int orp_check_call(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI
  * chosen but is unavailable. */
 optireduce_comm_t *orp_channel(struct orp_comm *st, enum optireduce_dtype odt,
                                enum optireduce_op oop, size_t bytes, int *bounded, int *declined);
+/* A blocking call that passed its checks (reason -1, else it goes to PMPI): its
+ * communicator's state with the busy flag taken, or NULL once the call went to PMPI (*ret
+ * is then PMPI's result). */
+struct orp_comm *orp_enter(const struct orp_args *a, int reason, int *ret);
+/* After a blocking call on st: releases busy; on ret != 0 raises MPI_ERR_OTHER (returned),
+ * else counts the call served. */
+int orp_leave(struct orp_comm *st, const struct orp_args *a, int ret,
+              const struct optireduce_status *status, int bounded, int declined, size_t bytes);
 int orp_allreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                   MPI_Comm comm);
 int orp_reduce_scatter_block(const void *sbuf, void *rbuf, int recvcount, MPI_Datatype dt,
                              MPI_Op op, MPI_Comm comm);
 int orp_iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI_Op op,
                    MPI_Comm comm, MPI_Request *request);
+int orp_ireduce_scatter_block(const void *sbuf, void *rbuf, int recvcount, MPI_Datatype dt,
+                              MPI_Op op, MPI_Comm comm, MPI_Request *request);
+
+/* pmpi_reduce_scatter.c: MPI_Reduce_scatter (a count per rank). */
+int orp_reduce_scatter(const void *sbuf, void *rbuf, const int recvcounts[], MPI_Datatype dt,
+                       MPI_Op op, MPI_Comm comm);
 
 #endif /* ORP_PMPI_INTERNAL_H */

@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Progress of MPI_Iallreduce operations: a callback in MPI's own progress
- * engine.  Open MPI calls every callback registered with
- * opal_progress_register (libopen-pal, exported and unchanged since Open
- * MPI 1.x) on each pass of its progress loop: inside MPI_Wait, MPI_Test
- * and their all/any/some forms, and inside every blocking call (MPI_Recv,
- * MPI_Barrier, Fortran MPI_WAIT, PMPI_ calls from other libraries).  So a
- * rank that waits for a plain request, or blocks in any MPI call, still
- * moves its liboptireduce operations along, and the peer waiting for them
- * is not left hanging, which wrapping only the wait functions could not
- * guarantee.
+ * Progress of MPI_Iallreduce and MPI_Ireduce_scatter_block operations: a
+ * callback in MPI's own progress engine.  Open MPI calls every callback
+ * registered with opal_progress_register (libopen-pal, exported and
+ * unchanged since Open MPI 1.x) on each pass of its progress loop: inside
+ * MPI_Wait, MPI_Test and their all/any/some forms, and inside every
+ * blocking call (MPI_Recv, MPI_Barrier, Fortran MPI_WAIT, PMPI_ calls from
+ * other libraries).  So a rank that waits for a plain request, or blocks
+ * in any MPI call, still moves its liboptireduce operations along, and the
+ * peer waiting for them is not left hanging, which wrapping only the wait
+ * functions could not guarantee.
  *
  * The hook is looked up at run time.  Without it (another MPI) the
- * interposer leaves MPI_Iallreduce to MPI, for every rank alike.
+ * interposer leaves the nonblocking calls to MPI, for every rank alike.
  */
 #include <dlfcn.h>
 #include <pthread.h>
@@ -46,14 +46,15 @@ static void init(void)
 	if (!hook_register || !hook_unregister) {
 		if (orp_world_rank == 0)
 			orp_log(ORP_LOG_INFO, "no MPI progress hook (opal_progress_register): "
-			                      "MPI_Iallreduce goes to PMPI");
+			                      "nonblocking calls go to PMPI");
 		return;
 	}
 	/* Open MPI returns OPAL_SUCCESS (0). */
 	if (hook_register(callback) == 0)
 		atomic_store(&registered, 1);
 	else
-		orp_log(ORP_LOG_WARN, "opal_progress_register failed: MPI_Iallreduce goes to PMPI");
+		orp_log(ORP_LOG_WARN,
+		        "opal_progress_register failed: nonblocking calls go to PMPI");
 }
 
 int orp_progress_init(void)

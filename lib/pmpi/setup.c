@@ -85,7 +85,8 @@ void orp_shutdown(void)
 {
 	if (atomic_exchange(&phase, PHASE_DOWN) != PHASE_ACTIVE)
 		return;
-	/* Finishes every pending MPI_Iallreduce, then nothing is left for MPI's progress engine. */
+	/* Finishes every pending nonblocking operation, then nothing is left for MPI's progress
+	 * engine. */
 	orp_comm_destroy_all();
 	orp_progress_stop();
 	if (orp_world_rank == 0 && (orp_cfg.print_stats || orp_log_level >= ORP_LOG_INFO))

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* Counters of where MPI_Allreduce, MPI_Iallreduce and MPI_Reduce_scatter_block calls went, and
- * their report at MPI_Finalize. */
+/* Counters of where the intercepted calls (MPI_Allreduce, MPI_Iallreduce, the reduce-scatters)
+ * went, and their report at MPI_Finalize. */
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -24,12 +24,15 @@ static const char *const reason_names[OPTIREDUCE_PMPI_REASON_COUNT] = {
     [OPTIREDUCE_PMPI_REASON_UNAVAILABLE] = "unavailable",
     [OPTIREDUCE_PMPI_REASON_BUSY] = "concurrent",
     [OPTIREDUCE_PMPI_REASON_FORTRAN] = "fortran-sentinel",
+    [OPTIREDUCE_PMPI_REASON_NOPROGRESS] = "no-progress-hook",
+    [OPTIREDUCE_PMPI_REASON_UNEVEN] = "uneven-large",
 };
 
 /* Updated from any thread under MPI_THREAD_MULTIPLE, hence atomics (relaxed: only counts). */
 static struct {
 	atomic_uint_least64_t calls, exact, bounded, declined, pmpi, errors, created, destroyed;
 	atomic_uint_least64_t bytes_exact, bytes_bounded, nb_calls, nb_served, rs_calls, rs_served;
+	atomic_uint_least64_t irs_calls, irs_served, rsv_calls, rsv_served;
 	atomic_uint_least64_t reason[OPTIREDUCE_PMPI_REASON_COUNT];
 } ctr;
 
@@ -43,6 +46,10 @@ void orp_stats_call(enum orp_call kind)
 		ADD(ctr.nb_calls, 1);
 	else if (kind == ORP_CALL_REDUCE_SCATTER)
 		ADD(ctr.rs_calls, 1);
+	else if (kind == ORP_CALL_IREDUCE_SCATTER)
+		ADD(ctr.irs_calls, 1);
+	else if (kind == ORP_CALL_REDUCE_SCATTER_V)
+		ADD(ctr.rsv_calls, 1);
 }
 
 void orp_stats_pmpi(enum optireduce_pmpi_reason reason)
@@ -58,6 +65,10 @@ void orp_stats_served(int bounded, int declined, size_t bytes, enum orp_call kin
 		ADD(ctr.nb_served, 1);
 	else if (kind == ORP_CALL_REDUCE_SCATTER)
 		ADD(ctr.rs_served, 1);
+	else if (kind == ORP_CALL_IREDUCE_SCATTER)
+		ADD(ctr.irs_served, 1);
+	else if (kind == ORP_CALL_REDUCE_SCATTER_V)
+		ADD(ctr.rsv_served, 1);
 	if (bounded) {
 		ADD(ctr.bounded, 1);
 		ADD(ctr.bytes_bounded, bytes);
@@ -103,6 +114,10 @@ ORP_EXPORT int optireduce_pmpi_stats(struct optireduce_pmpi_stats *out)
 	out->nonblocking_served = GET(ctr.nb_served);
 	out->reduce_scatter_calls = GET(ctr.rs_calls);
 	out->reduce_scatter_served = GET(ctr.rs_served);
+	out->ireduce_scatter_calls = GET(ctr.irs_calls);
+	out->ireduce_scatter_served = GET(ctr.irs_served);
+	out->reduce_scatter_v_calls = GET(ctr.rsv_calls);
+	out->reduce_scatter_v_served = GET(ctr.rsv_served);
 	return 0;
 }
 
@@ -113,9 +128,19 @@ ORP_EXPORT const char *optireduce_pmpi_reason_name(int reason)
 	return reason_names[reason];
 }
 
+/* "of those, N <name>: M served by liboptireduce" when the program made such calls. */
+static void print_kind(uint64_t calls, uint64_t served, const char *name)
+{
+	if (calls)
+		fprintf(stderr,
+		        "optireduce-pmpi[%d] stats: of those, %" PRIu64 " %s: %" PRIu64
+		        " served by liboptireduce\n",
+		        orp_world_rank, calls, name, served);
+}
+
 /*
- * Lines on stderr: where calls of every kind went, how many of them were
- * MPI_Iallreduce or MPI_Reduce_scatter_block, and why the PMPI ones went.
+ * Lines on stderr: where calls of every kind went, how many of them were of
+ * each kind other than MPI_Allreduce, and why the PMPI ones went.
  */
 void orp_stats_print(void)
 {
@@ -135,16 +160,10 @@ void orp_stats_print(void)
 	        " to PMPI; %" PRIu64 " errors; %" PRIu64 " communicators\n",
 	        orp_world_rank, s.calls, s.served_exact, s.bytes_exact, s.served_bounded,
 	        s.bytes_bounded, s.bounded_declined, s.to_pmpi, s.errors, s.comms_created);
-	if (s.nonblocking_calls)
-		fprintf(stderr,
-		        "optireduce-pmpi[%d] stats: of those, %" PRIu64 " MPI_Iallreduce: %" PRIu64
-		        " served by liboptireduce\n",
-		        orp_world_rank, s.nonblocking_calls, s.nonblocking_served);
-	if (s.reduce_scatter_calls)
-		fprintf(stderr,
-		        "optireduce-pmpi[%d] stats: of those, %" PRIu64
-		        " MPI_Reduce_scatter_block: %" PRIu64 " served by liboptireduce\n",
-		        orp_world_rank, s.reduce_scatter_calls, s.reduce_scatter_served);
+	print_kind(s.nonblocking_calls, s.nonblocking_served, "MPI_Iallreduce");
+	print_kind(s.reduce_scatter_calls, s.reduce_scatter_served, "MPI_Reduce_scatter_block");
+	print_kind(s.ireduce_scatter_calls, s.ireduce_scatter_served, "MPI_Ireduce_scatter_block");
+	print_kind(s.reduce_scatter_v_calls, s.reduce_scatter_v_served, "MPI_Reduce_scatter");
 	if (s.to_pmpi)
 		fprintf(stderr, "optireduce-pmpi[%d] stats: to PMPI because: %s\n", orp_world_rank,
 		        why);

@@ -40,3 +40,27 @@ void pmpi_test_nb_counts(long long *calls, long long *served)
 	*calls = (long long)s.nonblocking_calls;
 	*served = (long long)s.nonblocking_served;
 }
+
+/* The reduce-scatters: MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block and
+ * MPI_Reduce_scatter calls intercepted and served by liboptireduce, in that order in c[6]
+ * (calls, served, calls, ...); -1 without the interposer. */
+void pmpi_test_rs_counts(long long *c);
+
+void pmpi_test_rs_counts(long long *c)
+{
+	int (*get)(struct optireduce_pmpi_stats *);
+	struct optireduce_pmpi_stats s;
+
+	*(void **)&get = dlsym(RTLD_DEFAULT, "optireduce_pmpi_stats");
+	if (!get || get(&s)) {
+		for (int i = 0; i < 6; i++)
+			c[i] = -1;
+		return;
+	}
+	c[0] = (long long)s.reduce_scatter_calls;
+	c[1] = (long long)s.reduce_scatter_served;
+	c[2] = (long long)s.ireduce_scatter_calls;
+	c[3] = (long long)s.ireduce_scatter_served;
+	c[4] = (long long)s.reduce_scatter_v_calls;
+	c[5] = (long long)s.reduce_scatter_v_served;
+}

@@ -21,138 +21,17 @@
  *                              chooses bounded and must run exact all the same,
  *                              counted as bounded_declined
  */
-#include <dlfcn.h>
-#include <float.h>
-#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include <mpi.h>
+#include "rs_check.h"
 
-#include "pmpi/optireduce_pmpi.h"
-
-struct type {
-	MPI_Datatype dt;
-	const char *name;
-	int is_float, is_signed, size;
-};
-
-static struct type types[12];
-static int ntypes;
-static MPI_Op op_handles[4];
-static const char *const op_names[4] = {"SUM", "PROD", "MIN", "MAX"};
-static int (*get_stats)(struct optireduce_pmpi_stats *);
-static int world_rank, world_size, failures, bounded_run;
-static long cases;
-
-#define FAIL(...)                                                                                  \
-	do {                                                                                       \
-		if (failures++ < 30) {                                                             \
-			fprintf(stderr, "rank %d: ", world_rank);                                  \
-			fprintf(stderr, __VA_ARGS__);                                              \
-			fprintf(stderr, "\n");                                                     \
-		}                                                                                  \
-	} while (0)
-
-static void add_type(MPI_Datatype dt, const char *name, int is_float, int is_signed)
-{
-	int size = 0;
-
-	PMPI_Type_size(dt, &size);
-	types[ntypes++] = (struct type){dt, name, is_float, is_signed, size};
-}
-
-static void init_types(void)
-{
-	add_type(MPI_INT8_T, "MPI_INT8_T", 0, 1);
-	add_type(MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", 0, 0);
-	add_type(MPI_INT, "MPI_INT", 0, 1);
-	add_type(MPI_UINT32_T, "MPI_UINT32_T", 0, 0);
-	add_type(MPI_LONG_LONG, "MPI_LONG_LONG", 0, 1);
-	add_type(MPI_UINT64_T, "MPI_UINT64_T", 0, 0);
-	add_type(MPI_FLOAT, "MPI_FLOAT", 1, 1);
-	add_type(MPI_DOUBLE, "MPI_DOUBLE", 1, 1);
-	op_handles[0] = MPI_SUM;
-	op_handles[1] = MPI_PROD;
-	op_handles[2] = MPI_MIN;
-	op_handles[3] = MPI_MAX;
-}
-
-/* Small enough that no integer sum or product overflows on 5 ranks. */
-static double input(const struct type *t, int op, int r, size_t i)
-{
-	if (op == 1)
-		return t->is_float ? 0.5 + (double)((i * 3 + (size_t)r * 5) % 9) / 8.0
-		                   : (double)(1 + (i + (size_t)r) % 2);
-	if (t->is_float)
-		return (double)((i * 7 + (size_t)r * 13) % 101) / 16.0 - 3.0;
-	return (double)((i * 7 + (size_t)r * 13) % 17) - (t->is_signed ? 8 : 0);
-}
-
-static void store(void *buf, size_t i, const struct type *t, double v)
-{
-	char *p = (char *)buf + i * (size_t)t->size;
-
-	if (t->is_float && t->size == 4) {
-		float f = (float)v;
-		memcpy(p, &f, 4);
-	} else if (t->is_float) {
-		memcpy(p, &v, 8);
-	} else {
-		int64_t x = (int64_t)v;
-		memcpy(p, &x, (size_t)t->size); /* little-endian: the low bytes */
-	}
-}
-
-static double load(const void *buf, size_t i, const struct type *t)
-{
-	const char *p = (const char *)buf + i * (size_t)t->size;
-	float f;
-	double d;
-
-	if (t->size == 4) {
-		memcpy(&f, p, 4);
-		return f;
-	}
-	memcpy(&d, p, 8);
-	return d;
-}
-
-static struct optireduce_pmpi_stats snap(void)
-{
-	struct optireduce_pmpi_stats s;
-
-	get_stats(&s);
-	return s;
-}
-
-/* Elements of got that differ from PMPI's ref; block element k is global element base + k. */
-static size_t compare(const void *got, const void *ref, const struct type *t, int op, int csize,
-                      size_t base, size_t n, size_t *first)
-{
-	double eps = t->size == 4 ? FLT_EPSILON : DBL_EPSILON;
-	size_t bad = 0, es = (size_t)t->size;
-
-	for (size_t k = 0; k < n; k++) {
-		int same = memcmp((const char *)got + k * es, (const char *)ref + k * es, es) == 0;
-		if (t->is_float && op < 2 && !same) {
-			double g = load(got, k, t), w = load(ref, k, t), mag = 0;
-			for (int r = 0; r < csize && op == 0; r++)
-				mag += fabs(input(t, op, r, base + k));
-			if (op == 1)
-				mag = fabs(w);
-			same = fabs(g - w) <= 2.0 * csize * eps * mag;
-		}
-		if (!same && !bad++)
-			*first = k;
-	}
-	return bad;
-}
+static int bounded_run;
 
 /* Counters: served exact (bounded_declined too when the policy chose bounded), or PMPI. */
-static void check_route(const char *cname, const struct type *t, int op, int rc, int csize,
+static void check_route(const char *cname, const struct rs_type *t, int op, int rc, int csize,
                         int is_world, const struct optireduce_pmpi_stats *a,
                         const struct optireduce_pmpi_stats *b)
 {
@@ -160,25 +39,25 @@ static void check_route(const char *cname, const struct type *t, int op, int rc,
 	               (size_t)rc * (size_t)csize * (size_t)t->size >= 1024;
 
 	if (b->calls != a->calls + 1 || b->reduce_scatter_calls != a->reduce_scatter_calls + 1)
-		FAIL("%s %s: call not counted as MPI_Reduce_scatter_block", cname, t->name);
+		RS_FAIL("%s %s: call not counted as MPI_Reduce_scatter_block", cname, t->name);
 	if (rc == 0) {
 		if (b->to_pmpi_by_reason[OPTIREDUCE_PMPI_REASON_EMPTY] !=
 		    a->to_pmpi_by_reason[OPTIREDUCE_PMPI_REASON_EMPTY] + 1)
-			FAIL("%s %s %s recvcount 0: not sent to PMPI", cname, t->name,
-			     op_names[op]);
+			RS_FAIL("%s %s %s recvcount 0: not sent to PMPI", cname, t->name,
+			        rs_op_names[op]);
 	} else if (b->served_exact != a->served_exact + 1 ||
 	           b->reduce_scatter_served != a->reduce_scatter_served + 1 ||
 	           b->to_pmpi != a->to_pmpi || b->served_bounded != a->served_bounded ||
 	           b->bounded_declined != a->bounded_declined + (uint64_t)declines) {
-		FAIL("%s %s %s recvcount %d: not served exact (exact +%llu, declined +%llu)", cname,
-		     t->name, op_names[op], rc,
-		     (unsigned long long)(b->served_exact - a->served_exact),
-		     (unsigned long long)(b->bounded_declined - a->bounded_declined));
+		RS_FAIL("%s %s %s recvcount %d: not served exact (exact +%llu, declined +%llu)",
+		        cname, t->name, rs_op_names[op], rc,
+		        (unsigned long long)(b->served_exact - a->served_exact),
+		        (unsigned long long)(b->bounded_declined - a->bounded_declined));
 	}
 }
 
-static void run_case(MPI_Comm comm, const char *cname, int is_world, const struct type *t, int op,
-                     int rc, int in_place)
+static void run_case(MPI_Comm comm, const char *cname, int is_world, const struct rs_type *t,
+                     int op, int rc, int in_place)
 {
 	int crank, csize;
 	size_t es = (size_t)t->size, n, bytes, first = 0, bad;
@@ -191,35 +70,35 @@ static void run_case(MPI_Comm comm, const char *cname, int is_world, const struc
 	n = (size_t)rc * (size_t)csize;
 	bytes = n * es + 1;
 	in = malloc(bytes), keep = malloc(bytes), got = malloc(bytes), ref = malloc(bytes);
-	for (size_t i = 0; i < n; i++)
-		store(in, i, t, input(t, op, crank, i));
+	rs_fill(in, n, t, op, crank);
 	memcpy(keep, in, n * es);
 	memset(ref, 0x5a, bytes);
-	PMPI_Reduce_scatter_block(in, ref, rc, t->dt, op_handles[op], comm);
+	PMPI_Reduce_scatter_block(in, ref, rc, t->dt, rs_ops[op], comm);
 	if (in_place)
 		memcpy(got, in, n * es);
 	else
 		memset(got, 0xa5, bytes);
-	a = snap();
-	ret = MPI_Reduce_scatter_block(in_place ? MPI_IN_PLACE : in, got, rc, t->dt, op_handles[op],
+	a = rs_snap();
+	ret = MPI_Reduce_scatter_block(in_place ? MPI_IN_PLACE : in, got, rc, t->dt, rs_ops[op],
 	                               comm);
-	b = snap();
-	cases++;
+	b = rs_snap();
+	rs_cases++;
 	if (ret != MPI_SUCCESS)
-		FAIL("%s %s %s recvcount %d: returned %d", cname, t->name, op_names[op], rc, ret);
+		RS_FAIL("%s %s %s recvcount %d: returned %d", cname, t->name, rs_op_names[op], rc,
+		        ret);
 	check_route(cname, t, op, rc, csize, is_world, &a, &b);
-	bad = compare(got, ref, t, op, csize, (size_t)crank * (size_t)rc, (size_t)rc, &first);
+	bad = rs_compare(got, ref, t, op, csize, (size_t)crank * (size_t)rc, (size_t)rc, &first);
 	if (bad)
-		FAIL("%s %s %s recvcount %d%s: %zu wrong, first [%zu] = %g, PMPI %g", cname,
-		     t->name, op_names[op], rc, in_place ? " in place" : "", bad, first,
-		     t->is_float ? load(got, first, t) : 0.0,
-		     t->is_float ? load(ref, first, t) : 0.0);
+		RS_FAIL("%s %s %s recvcount %d%s: %zu wrong, first [%zu] = %g, PMPI %g", cname,
+		        t->name, rs_op_names[op], rc, in_place ? " in place" : "", bad, first,
+		        rs_load(got, first, t), rs_load(ref, first, t));
 	if (!in_place && memcmp(in, keep, n * es))
-		FAIL("%s %s %s recvcount %d: sendbuf modified", cname, t->name, op_names[op], rc);
+		RS_FAIL("%s %s %s recvcount %d: sendbuf modified", cname, t->name, rs_op_names[op],
+		        rc);
 	for (size_t i = (size_t)rc * es; !in_place && i < bytes; i++)
 		if (got[i] != 0xa5) {
-			FAIL("%s %s %s recvcount %d: wrote past the block", cname, t->name,
-			     op_names[op], rc);
+			RS_FAIL("%s %s %s recvcount %d: wrote past the block", cname, t->name,
+			        rs_op_names[op], rc);
 			break;
 		}
 	free(in), free(keep), free(got), free(ref);
@@ -229,13 +108,13 @@ static void run_all(MPI_Comm comm, const char *cname, int is_world)
 {
 	static const int rcounts[] = {0, 1, 7, 1000, 100003};
 
-	for (int ti = 0; ti < ntypes; ti++)
+	for (int ti = 0; ti < RS_NTYPES; ti++)
 		for (int op = 0; op < 4; op++)
 			for (size_t c = 0; c < sizeof(rcounts) / sizeof(rcounts[0]); c++)
 				for (int ip = 0; ip < 2; ip++)
-					run_case(comm, cname, is_world, &types[ti], op, rcounts[c],
-					         ip);
-	if (world_rank == 0)
+					run_case(comm, cname, is_world, &rs_types[ti], op,
+					         rcounts[c], ip);
+	if (rs_rank == 0)
 		printf("%-24s done\n", cname);
 }
 
@@ -248,17 +127,17 @@ static void expect_pmpi(const char *what, int reason, const void *sbuf, size_t r
 	int ret;
 
 	PMPI_Reduce_scatter_block(sbuf, ref, rc, dt, op, comm);
-	a = snap();
+	a = rs_snap();
 	ret = MPI_Reduce_scatter_block(sbuf, got, rc, dt, op, comm);
-	b = snap();
-	cases++;
+	b = rs_snap();
+	rs_cases++;
 	if (ret != MPI_SUCCESS)
-		FAIL("%s: returned %d", what, ret);
+		RS_FAIL("%s: returned %d", what, ret);
 	if (b.to_pmpi_by_reason[reason] != a.to_pmpi_by_reason[reason] + 1 ||
 	    b.served_exact != a.served_exact || b.reduce_scatter_served != a.reduce_scatter_served)
-		FAIL("%s: not sent to PMPI as '%d'", what, reason);
+		RS_FAIL("%s: not sent to PMPI as '%d'", what, reason);
 	if (memcmp(got, ref, rbytes))
-		FAIL("%s: result differs from PMPI_Reduce_scatter_block", what);
+		RS_FAIL("%s: result differs from PMPI_Reduce_scatter_block", what);
 	free(got);
 	free(ref);
 }
@@ -279,18 +158,18 @@ static void user_sum_pairs(void *in, void *inout, int *len, MPI_Datatype *dt)
 
 static void test_fallbacks(void)
 {
-	int *ints = malloc(sizeof(int) * 4 * (size_t)world_size);
-	short *shorts = malloc(sizeof(short) * 4 * (size_t)world_size);
+	int *ints = malloc(sizeof(int) * 4 * (size_t)rs_size);
+	short *shorts = malloc(sizeof(short) * 4 * (size_t)rs_size);
 	double dbls[4];
 	MPI_Datatype contig;
 	MPI_Op uop, uop2;
 
-	for (int i = 0; i < 4 * world_size; i++) {
-		ints[i] = (i * 5 + world_rank * 3) % 11 - 5;
-		shorts[i] = (short)(i - world_rank);
+	for (int i = 0; i < 4 * rs_size; i++) {
+		ints[i] = (i * 5 + rs_rank * 3) % 11 - 5;
+		shorts[i] = (short)(i - rs_rank);
 	}
 	for (int i = 0; i < 4; i++)
-		dbls[i] = i * 0.25 - world_rank;
+		dbls[i] = i * 0.25 - rs_rank;
 	MPI_Type_contiguous(2, MPI_INT, &contig);
 	MPI_Type_commit(&contig);
 	MPI_Op_create(user_sum, 1, &uop);
@@ -312,10 +191,10 @@ static void test_fallbacks(void)
 	MPI_Op_free(&uop2);
 	/* Intercommunicator (even and odd ranks): each group's sum is scattered over the other
 	 * group, one element each.  Groups of equal size: Open MPI 4.1 truncates otherwise. */
-	if (world_size % 2 == 0) {
+	if (rs_size % 2 == 0) {
 		MPI_Comm local, inter;
-		int color = world_rank % 2;
-		MPI_Comm_split(MPI_COMM_WORLD, color, world_rank, &local);
+		int color = rs_rank % 2;
+		MPI_Comm_split(MPI_COMM_WORLD, color, rs_rank, &local);
 		MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, color ? 0 : 1, 17, &inter);
 		expect_pmpi("intercommunicator SUM", OPTIREDUCE_PMPI_REASON_INTERCOMM, ints,
 		            sizeof(int), 1, MPI_INT, MPI_SUM, inter);
@@ -324,50 +203,35 @@ static void test_fallbacks(void)
 	}
 	free(ints);
 	free(shorts);
-	if (world_rank == 0)
+	if (rs_rank == 0)
 		printf("%-24s done\n", "fallbacks");
 }
 
 int main(int argc, char **argv)
 {
 	MPI_Comm rev;
-	int total;
+	int ret;
 
 	bounded_run = argc > 1 && strcmp(argv[1], "-b") == 0;
-	MPI_Init(&argc, &argv);
-	PMPI_Comm_rank(MPI_COMM_WORLD, &world_rank);
-	PMPI_Comm_size(MPI_COMM_WORLD, &world_size);
-	*(void **)&get_stats = dlsym(RTLD_DEFAULT, "optireduce_pmpi_stats");
-	if (!get_stats) {
-		if (world_rank == 0)
-			printf("liboptireduce_pmpi not loaded (LD_PRELOAD it): skipping\n");
-		MPI_Finalize();
-		return 77;
-	}
-	init_types();
-	if (world_rank == 0)
-		printf("%d ranks, %d datatypes%s\n", world_size, ntypes,
+	ret = rs_init(&argc, &argv);
+	if (ret)
+		return ret;
+	if (rs_rank == 0)
+		printf("%d ranks, %d datatypes%s\n", rs_size, RS_NTYPES,
 		       bounded_run ? ", bounded policy float,double:>=1k" : "");
 	run_all(MPI_COMM_WORLD, "MPI_COMM_WORLD", 1);
-	MPI_Comm_split(MPI_COMM_WORLD, 0, world_size - world_rank, &rev);
+	MPI_Comm_split(MPI_COMM_WORLD, 0, rs_size - rs_rank, &rev);
 	run_all(rev, "split, reversed ranks", 0);
 	MPI_Comm_free(&rev);
 	test_fallbacks();
 	{
-		struct optireduce_pmpi_stats s = snap();
-		if (s.errors)
-			FAIL("%llu operations failed in liboptireduce",
-			     (unsigned long long)s.errors);
-		if (world_rank == 0)
+		struct optireduce_pmpi_stats s = rs_snap();
+		if (rs_rank == 0)
 			printf("stats: %llu MPI_Reduce_scatter_block calls, %llu served, "
 			       "%llu declined bounded\n",
 			       (unsigned long long)s.reduce_scatter_calls,
 			       (unsigned long long)s.reduce_scatter_served,
 			       (unsigned long long)s.bounded_declined);
 	}
-	PMPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-	if (world_rank == 0)
-		printf("%s: %ld cases, %d failures\n", total ? "FAIL" : "PASS", cases, total);
-	MPI_Finalize();
-	return total ? 1 : 0;
+	return rs_finish("MPI_Reduce_scatter_block");
 }
