@@ -97,6 +97,8 @@ static void finish_stats(struct or_bounded *b, struct or_coll *c)
 	st->packets_parked = b->stats.packets_parked;
 	st->packets_recv_failed = b->stats.packets_recv_failed;
 	st->packets_stranger = b->stats.packets_stranger;
+	st->bcast_multicast = c->bop->bcast_multicast;
+	st->bcast_unicast = c->bop->bcast_unicast;
 	pthread_mutex_lock(&b->ofi_lock);
 	st->packets_send_failed = c->bop->packets_send_failed + b->tx_failed;
 	b->sendfail.total += b->tx_failed;
