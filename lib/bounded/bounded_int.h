@@ -179,6 +179,11 @@ struct or_bd_mcast {
 	uint16_t port;
 	uint8_t *heard; /* [size]: that rank's probe came over the group */
 	uint32_t nheard;
+	/* Of the pacer's rate, what a multicast phase sends at: 1/(N-1) (each receiver gets
+	 * what unicast gives it), or 1 once clean_ops operations in a row lost no more in it
+	 * than in their other phases, until it does (mcast.c, or_bd_mcast_op_end). */
+	double share;
+	unsigned clean, clean_ops;
 	char why[200]; /* why multicast is off, or where it goes */
 };
 
@@ -329,12 +334,17 @@ int or_bd_peers_check(struct or_bounded *b);
 void or_bd_peers_failed_rx(struct or_bounded *b, const struct or_wire_hdr *h);
 
 /* mcast.c (docs/design.md, "Multicast") */
-#define OR_BD_GROUP UINT32_MAX /* the peer of a datagram sent once to the group */
+#define OR_BD_GROUP          UINT32_MAX /* the peer of a datagram sent once to the group */
+#define OR_MCAST_FIRST_TRY   4          /* clean operations before the whole rate is tried */
+#define OR_MCAST_LAST_TRY    256        /* the longest wait between tries */
+#define OR_MCAST_EXCESS_LOSS 0.01       /* more lost in the multicast phase than in the others */
 int or_bd_mcast_open(struct or_bounded *b, int same_host);
 void or_bd_mcast_free(struct or_bounded *b);
 /* A probe, or this rank's own datagram looped back by the group: handled, 1; else 0. */
 int or_bd_mcast_rx(struct or_bounded *b, const struct or_wire_hdr *h, uint32_t src,
                    int check_source);
+/* After op: the multicast phase's rate for the next operations (struct or_bd_mcast). */
+void or_bd_mcast_op_end(struct or_bounded *b, const struct or_bounded_op *op);
 /* The group refused a datagram (code): later phases go to each peer. */
 void or_bd_mcast_failed(struct or_bounded *b, int code);
 /* Whether ph sends one region to every peer (decided once per phase). */

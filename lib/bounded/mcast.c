@@ -65,6 +65,61 @@ void or_bd_mcast_failed(struct or_bounded *b, int code)
 	or_log(OR_LOG_WARN, "multicast off: %s (%s)", b->mc.why, optireduce_strerror(code));
 }
 
+/* Lost of the multicast phase (mc 1) or of the others, as a fraction of what was expected. */
+static double phase_loss(const struct or_bounded_op *op, int mc)
+{
+	uint64_t exp = 0, got = 0;
+
+	for (unsigned p = 0; p < op->nphases; p++) {
+		if ((op->ph[p].bcast > 0) != mc)
+			continue;
+		exp += op->ph[p].bytes_expected;
+		got += op->ph[p].bytes_received;
+	}
+	return exp ? 1.0 - (double)got / (double)exp : 0.0;
+}
+
+/*
+ * Sent at the whole rate, a multicast phase gives each receiver N-1 senders' whole rate:
+ * where egress is the limit that is the gain, where ingress is it overflows receivers.  So
+ * it starts at each receiver's unicast share, 1/(N-1), and tries the whole rate after
+ * clean_ops operations whose multicast phase lost no more than their others; one that did
+ * brings it back, and the next try waits twice as long (docs/design.md, "Multicast").
+ * Every rank sends and receives alike, so its own loss speaks for its receivers.
+ */
+void or_bd_mcast_op_end(struct or_bounded *b, const struct or_bounded_op *op)
+{
+	double lo = 1.0 / (double)(b->comm->size > 1 ? b->comm->size - 1 : 1);
+	double mc, uc;
+	int over;
+
+	if (!b->mc.on || !op->bcast_multicast || !op->ph ||
+	    op->c->count * op->c->esize < OR_LOSS_MIN_PKTS * b->payload)
+		return;
+	mc = phase_loss(op, 1);
+	uc = phase_loss(op, 0);
+	over = mc > uc + OR_MCAST_EXCESS_LOSS;
+	if (b->mc.share > lo) {
+		if (!over)
+			return;
+		b->mc.share = lo;
+		b->mc.clean = 0;
+		if (b->mc.clean_ops < OR_MCAST_LAST_TRY)
+			b->mc.clean_ops *= 2;
+		or_log(OR_LOG_DEBUG,
+		       "multicast phase lost %.3f at the whole rate (others %.3f): 1/%u of it, "
+		       "again after %u clean operations",
+		       mc, uc, b->comm->size - 1, b->mc.clean_ops);
+		return;
+	}
+	b->mc.clean = over ? 0 : b->mc.clean + 1;
+	if (b->mc.clean >= b->mc.clean_ops) {
+		b->mc.share = 1.0;
+		b->mc.clean = 0;
+		or_log(OR_LOG_DEBUG, "multicast phase: the whole rate");
+	}
+}
+
 /*
  * Every peer of ph gets one region: the same bytes from the same buffer, with the same
  * contributions.  Decided at the phase's first send, when its regions are all declared.

@@ -158,6 +158,8 @@ void or_bounded_mcast_use(struct or_bounded *b, int use, const char *why)
 
 	or_bounded_lock(b);
 	b->mc.on = use && b->mc.joined;
+	b->mc.share = 1.0 / (double)(b->comm->size > 1 ? b->comm->size - 1 : 1);
+	b->mc.clean_ops = OR_MCAST_FIRST_TRY;
 	if (b->mc.on) {
 		snprintf(b->mc.why, sizeof(b->mc.why), "group %s, TTL 1",
 		         group_str(b, g, sizeof(g)));

@@ -292,6 +292,7 @@ void or_bounded_op_finish(struct or_bounded *b, struct or_coll *c, const struct 
 	struct op_sample s;
 
 	finish_stats(b, c);
+	or_bd_mcast_op_end(b, op);
 	log_timeline(b, op, t);
 	b->lock_waits = 0;
 	b->lock_wait_us = 0;

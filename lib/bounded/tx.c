@@ -240,7 +240,7 @@ static int pump_group(struct or_bounded *b, struct or_bounded_op *op, struct or_
 	size_t end = lead->npkts + 1; /* and the extra copy of the last packet */
 	int sent = 0, ret = 1;
 
-	b->share = 1.0;
+	b->share = b->mc.share;
 	if (b->blocked && or_now_us() < b->blocked_until_us)
 		return 0;
 	or_bd_refill(b);
