@@ -152,12 +152,16 @@ static void two_comms(optireduce_comm_t *a, optireduce_comm_t *b)
 			if (optireduce_iallreduce(c[k], s[k], r[k], COUNT, OPTIREDUCE_FLOAT32,
 			                          OPTIREDUCE_SUM, &req[k]))
 				FAIL("iallreduce on communicator %d failed\n", k);
-		/* Both in flight: waiting on one progresses only its own communicator, so
-		 * alternate tests until both are done. */
+		/* Both in flight: a wait on one would progress only its own communicator, so
+		 * progress each in turn (sleeping in the kernel up to 1 ms) until both are done. */
 		for (int done = 0; done != 3;)
-			for (int k = 0; k < 2; k++)
-				if (!(done & (1 << k)) && optireduce_test(req[k]) == 0)
+			for (int k = 0; k < 2; k++) {
+				if (done & (1 << k))
+					continue;
+				optireduce_comm_progress(c[k], 1);
+				if (optireduce_test(req[k]) == 0)
 					done |= 1 << k;
+			}
 		for (int k = 0; k < 2; k++) {
 			double e;
 			if (optireduce_wait(req[k], &st[k]))
