@@ -337,6 +337,14 @@ const char *optireduce_libfabric_version(void);
  * without hwloc; buf always holds a terminated string when len > 0.
  */
 int optireduce_topology(char *buf, size_t len);
+/*
+ * For tools: whether this host can join a multicast group of ctx's multicast_range with its
+ * bounded_provider (docs/design.md, "Multicast"), which a bounded communicator's ranks each
+ * need before they probe whether they hear each other; one line into buf, e.g. "udp joined
+ * 239.192.3.7:51234 on this host" or "join: No such device" (no route for the range).  1
+ * when it can, 0 when not, < 0 on error (-OPTIREDUCE_EOVERFLOW: truncated).
+ */
+int optireduce_multicast_check(optireduce_ctx_t *ctx, char *buf, size_t len);
 
 #if defined(__GNUC__) && __GNUC__ >= 4
 #pragma GCC visibility pop

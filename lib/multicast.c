@@ -7,6 +7,8 @@
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "bounded/bounded.h"
 #include "multicast.h"
@@ -99,4 +101,41 @@ int or_mcast_agree(optireduce_comm_t *net, const struct optireduce_oob *oob, con
 		return -OPTIREDUCE_ENOTSUP;
 	}
 	return 0;
+}
+
+int optireduce_multicast_check(optireduce_ctx_t *ctx, char *buf, size_t len)
+{
+	struct or_ofi_want want = {NULL, NULL, 0, 0, 0, 1};
+	struct or_ofi *o = NULL;
+	uint32_t base, group;
+	unsigned prefix;
+	int ret, n;
+
+	if (!or_ctx_valid(ctx))
+		return -OPTIREDUCE_EBADHANDLE;
+	if (!buf || !len)
+		return -OPTIREDUCE_EINVAL;
+	want.provider = or_param_str(&ctx->params, OR_P_BOUNDED_PROVIDER);
+	if (or_bounded_mcast_range(or_param_str(&ctx->params, OR_P_MULTICAST_RANGE), &base,
+	                           &prefix)) {
+		n = snprintf(buf, len, "multicast_range is no IPv4 multicast range");
+		return n >= 0 && (size_t)n < len ? 0 : -OPTIREDUCE_EOVERFLOW;
+	}
+	/* A group of the range no communicator of this process uses: its last address. */
+	group = base | (prefix == 32 ? 0 : ~0u >> prefix);
+	ret = or_ofi_open(OR_OFI_DGRAM, &want, &o);
+	if (ret) {
+		n = snprintf(buf, len, "no datagram endpoint of %s: %s", want.provider,
+		             optireduce_strerror(ret));
+		return n >= 0 && (size_t)n < len ? 0 : -OPTIREDUCE_EOVERFLOW;
+	}
+	ret = or_ofi_group_join(o, group, (uint16_t)(49152 + getpid() % 16384), buf, len);
+	if (!ret)
+		n = snprintf(buf, len, "%s joined %u.%u.%u.%u on this host",
+		             or_ofi_provider_name(o), group >> 24, (group >> 16) & 255,
+		             (group >> 8) & 255, group & 255);
+	else
+		n = (int)strlen(buf);
+	or_ofi_close(o);
+	return n >= 0 && (size_t)n < len ? ret == 0 : -OPTIREDUCE_EOVERFLOW;
 }
