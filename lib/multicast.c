@@ -129,7 +129,7 @@ int optireduce_multicast_check(optireduce_ctx_t *ctx, char *buf, size_t len)
 		             optireduce_strerror(ret));
 		return n >= 0 && (size_t)n < len ? 0 : -OPTIREDUCE_EOVERFLOW;
 	}
-	ret = or_ofi_group_join(o, group, (uint16_t)(49152 + getpid() % 16384), buf, len);
+	ret = or_ofi_group_join(o, group, (uint16_t)(49152 + getpid() % 16384), 0, buf, len);
 	if (!ret)
 		n = snprintf(buf, len, "%s joined %u.%u.%u.%u on this host",
 		             or_ofi_provider_name(o), group >> 24, (group >> 16) & 255,

@@ -30,10 +30,12 @@
 #include "sock.h"
 
 /* TTL 1: the group never leaves the hosts' own network segment. */
-#define OR_GROUP_TTL 1
+#define OR_GROUP_TTL   1
+#define OR_MAX_UNBOUND 64
 
-/* The endpoint's info, bound to the group's address and port. */
-static struct fi_info *group_info(const struct or_ofi *o, const struct sockaddr_in *sin)
+/* The endpoint's info without an address: udp then leaves the socket unbound until
+ * fi_setname (group_ep_bind). */
+static struct fi_info *group_info(const struct or_ofi *o)
 {
 	struct fi_info *fi = fi_dupinfo(o->info);
 
@@ -41,17 +43,31 @@ static struct fi_info *group_info(const struct or_ofi *o, const struct sockaddr_
 		return NULL;
 	free(fi->src_addr);
 	free(fi->dest_addr);
-	fi->dest_addr = NULL;
-	fi->dest_addrlen = 0;
-	fi->src_addr = malloc(sizeof(*sin));
-	if (!fi->src_addr) {
-		fi_freeinfo(fi);
-		return NULL;
-	}
-	memcpy(fi->src_addr, sin, sizeof(*sin));
-	fi->src_addrlen = sizeof(*sin);
+	fi->src_addr = fi->dest_addr = NULL;
+	fi->src_addrlen = fi->dest_addrlen = 0;
 	fi->addr_format = FI_SOCKADDR_IN;
 	return fi;
+}
+
+/*
+ * Binds the group's endpoint to group:port.  Ranks of one host (hierarchy off) each bind
+ * it, which needs SO_REUSEADDR on every such socket before its bind, and libfabric has no
+ * call for it: the sockets that appeared unbound since before[] are the endpoint's (another
+ * thread's new socket would get the option too, which only lets it share an address).
+ */
+static int group_ep_bind(struct or_ofi *o, const struct sockaddr_in *sin, const int *before,
+                         int nbefore)
+{
+	int now[OR_MAX_UNBOUND], n = or_ofi_unbound_sockets(now, OR_MAX_UNBOUND), one = 1;
+
+	for (int i = 0; i < n; i++) {
+		int old = 0;
+		for (int j = 0; j < nbefore && !old; j++)
+			old = now[i] == before[j];
+		if (!old)
+			setsockopt(now[i], SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	}
+	return fi_setname(&o->gep->fid, (void *)sin, sizeof(*sin));
 }
 
 /* The join's outcome from the event queue (udp writes it during fi_join). */
@@ -85,7 +101,8 @@ static int join_result(struct or_ofi *o, char *why, size_t len)
 static int open_group_ep(struct or_ofi *o, const struct sockaddr_in *sin, char *why, size_t len)
 {
 	struct fi_eq_attr eq_attr = {.size = 16, .wait_obj = FI_WAIT_NONE};
-	struct fi_info *fi = group_info(o, sin);
+	struct fi_info *fi = group_info(o);
+	int before[OR_MAX_UNBOUND], nbefore = or_ofi_unbound_sockets(before, OR_MAX_UNBOUND);
 	int ret;
 
 	if (!fi)
@@ -94,6 +111,11 @@ static int open_group_ep(struct or_ofi *o, const struct sockaddr_in *sin, char *
 	fi_freeinfo(fi);
 	if (ret) {
 		o->gep = NULL;
+		snprintf(why, len, "the group's endpoint: %s", fi_strerror(-ret));
+		return or_fi_to_or(ret);
+	}
+	ret = group_ep_bind(o, sin, before, nbefore);
+	if (ret) {
 		snprintf(why, len, "binding the group's endpoint: %s", fi_strerror(-ret));
 		return or_fi_to_or(ret);
 	}
@@ -111,14 +133,14 @@ static int open_group_ep(struct or_ofi *o, const struct sockaddr_in *sin, char *
 	return or_fi_to_or(ret);
 }
 
-/* TTL and no loopback on the sending socket; without the socket the kernel's defaults
- * (TTL 1, looped back) hold and the receiver drops its own datagrams. */
-static void sender_options(struct or_ofi *o)
+/* TTL, and loopback only when asked (ranks of this host in the group); without the socket
+ * the kernel's defaults (TTL 1, looped back) hold and the receiver drops its own datagrams. */
+static void sender_options(struct or_ofi *o, int looped)
 {
 	unsigned char name[128];
 	size_t len = sizeof(name);
 	int fd, ttl = OR_GROUP_TTL;
-	unsigned char loop = 0;
+	unsigned char loop = looped != 0;
 
 	if (fi_getname(&o->ep->fid, name, &len) || len > sizeof(name))
 		return;
@@ -129,7 +151,8 @@ static void sender_options(struct or_ofi *o)
 	setsockopt(fd, IPPROTO_IP, IP_MULTICAST_LOOP, &loop, sizeof(loop));
 }
 
-int or_ofi_group_join(struct or_ofi *o, uint32_t group, uint16_t port, char *why, size_t len)
+int or_ofi_group_join(struct or_ofi *o, uint32_t group, uint16_t port, int loop, char *why,
+                      size_t len)
 {
 	struct sockaddr_in sin;
 	int ret;
@@ -159,7 +182,7 @@ int or_ofi_group_join(struct or_ofi *o, uint32_t group, uint16_t port, char *why
 		return ret;
 	}
 	o->gaddr = fi_mc_addr(o->gmc);
-	sender_options(o);
+	sender_options(o, loop);
 	return 0;
 }
 

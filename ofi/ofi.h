@@ -135,11 +135,13 @@ const char *or_ofi_send_error(const struct or_ofi *o);
  * address and port (host byte order), on the same address vector and completion queue, and
  * joins the group (fi_join); its receives complete like the endpoint's, their sources told
  * by the same address vector.  Datagrams to the group leave from the endpoint itself
- * (fi_sendmsg with FI_MULTICAST), so receivers see its address, with TTL 1 and not looped
- * back to this host.  0, or a negative code with the reason in why (e.g. "the provider
- * offers no multicast", "join: No such device").
+ * (fi_sendmsg with FI_MULTICAST), so receivers see its address, with TTL 1, looped back to
+ * this host only with loop (other ranks of this host are in the group: several endpoints of
+ * one host may join one group).  0, or a negative code with the reason in why (e.g. "the
+ * provider offers no multicast", "join: No such device").
  */
-int or_ofi_group_join(struct or_ofi *o, uint32_t group, uint16_t port, char *why, size_t len);
+int or_ofi_group_join(struct or_ofi *o, uint32_t group, uint16_t port, int loop, char *why,
+                      size_t len);
 /* Leaves the group and closes its endpoint: its posted receives are dropped.  Idempotent. */
 void or_ofi_group_leave(struct or_ofi *o);
 int or_ofi_group_joined(const struct or_ofi *o);

@@ -77,6 +77,40 @@ int or_ofi_find_socket(const void *name, size_t len)
 	return found;
 }
 
+/* A datagram socket of this process bound to no address yet (port 0). */
+static int unbound_udp(long fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	struct stat st;
+	int type = 0;
+	socklen_t tl = sizeof(type);
+
+	if (fstat((int)fd, &st) || !S_ISSOCK(st.st_mode) ||
+	    getsockopt((int)fd, SOL_SOCKET, SO_TYPE, &type, &tl) || type != SOCK_DGRAM ||
+	    getsockname((int)fd, (struct sockaddr *)&ss, &sl))
+		return 0;
+	return ss.ss_family == AF_INET && ((struct sockaddr_in *)&ss)->sin_port == 0;
+}
+
+int or_ofi_unbound_sockets(int *fds, int max)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) != NULL && n < max) {
+		char *end;
+		long fd = strtol(e->d_name, &end, 10);
+		if (!*end && fd >= 0 && fd != dirfd(d) && unbound_udp(fd))
+			fds[n++] = (int)fd;
+	}
+	closedir(d);
+	return n;
+}
+
 size_t or_ofi_resize_socket(int fd, size_t bytes)
 {
 	int want = bytes > (size_t)(1 << 30) ? 1 << 30 : (int)bytes;

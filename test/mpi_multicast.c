@@ -145,6 +145,7 @@ static void two_comms(optireduce_comm_t *a, optireduce_comm_t *b)
 	optireduce_comm_t *c[2] = {a, b};
 	uint64_t strangers = 0, invalid = 0;
 	double worst = 0;
+	int nlost = 0;
 
 	for (int k = 0; k < 2; k++) {
 		s[k] = malloc(COUNT * 4);
@@ -178,6 +179,7 @@ static void two_comms(optireduce_comm_t *a, optireduce_comm_t *b)
 			lost = st[k].elements_received[0] < st[k].elements_expected[0] ||
 			       st[k].elements_received[1] < st[k].elements_expected[1];
 			MPI_Allreduce(MPI_IN_PLACE, &lost, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+			nlost += lost;
 			e = max_error(r[k], COUNT, 0, 1 + k);
 			worst = e > worst ? e : worst;
 			if (e > 1e-4 * nranks && !lost)
@@ -191,8 +193,9 @@ static void two_comms(optireduce_comm_t *a, optireduce_comm_t *b)
 		FAIL("two communicators: %llu datagrams of another communicator, %llu invalid\n",
 		     (unsigned long long)strangers, (unsigned long long)invalid);
 	if (rank == 0)
-		printf("two communicators, %d operations each side by side: max error %.3g\n", NOPS,
-		       worst);
+		printf("two communicators, %d operations each side by side: max error %.3g (%d of "
+		       "%d operations lost data)\n",
+		       NOPS, worst, nlost, 2 * NOPS);
 	for (int k = 0; k < 2; k++) {
 		free(s[k]);
 		free(r[k]);

@@ -74,7 +74,7 @@ int or_bd_mcast_open(struct or_bounded *b, int same_host)
 		snprintf(b->mc.why, sizeof(b->mc.why), "parameter multicast is off");
 		return 0;
 	}
-	/* Ranks of one host would each bind the group's port, and loopback gains nothing. */
+	/* Loopback gains nothing: one host's ranks multicast only when asked to (on). */
 	if (same_host && b->mc.want == OR_MCAST_AUTO) {
 		b->mc.want = OR_MCAST_OFF;
 		snprintf(b->mc.why, sizeof(b->mc.why), "every rank on one host");
@@ -91,7 +91,9 @@ int or_bd_mcast_open(struct or_bounded *b, int same_host)
 		return 0;
 	}
 	group_of(b, base, prefix);
-	if (or_ofi_group_join(b->ep, b->mc.group, b->mc.port, b->mc.why, sizeof(b->mc.why)) == 0)
+	/* Looped back when the ranks share this host (multicast on): they hear each other so. */
+	if (or_ofi_group_join(b->ep, b->mc.group, b->mc.port, same_host, b->mc.why,
+	                      sizeof(b->mc.why)) == 0)
 		b->mc.joined = 1;
 	or_log(OR_LOG_DEBUG, "multicast group %s: %s", group_str(b, g, sizeof(g)),
 	       b->mc.joined ? "joined" : b->mc.why);
