@@ -159,8 +159,8 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "Bounded mode, multicast: the IPv4 range (address/prefix, inside 224.0.0.0/4) each "     \
 	  "communicator's group is chosen from, by its id; TTL 1")                                 \
 	X(MULTICAST_PROBE_MS, "multicast_probe_ms", OR_PT_INT, "10", "1", "10000",                 \
-	  "Bounded mode, multicast: longest the probe at creation waits to hear every other "      \
-	  "rank on the group")                                                                     \
+	  "Bounded mode, multicast: at creation, how long a rank waits to hear another on the "    \
+	  "group once that rank's unicast copy of its probe came")                                 \
 	X(INJECT_LOSS, "inject_loss", OR_PT_DOUBLE, "0", "0", "1",                                 \
 	  "Testing: drop this fraction of outgoing bounded datagrams (seeded): data packets "      \
 	  "but a phase's last ones, repair requests and resends")                                  \

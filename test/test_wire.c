@@ -483,6 +483,10 @@ static void test_probe(void)
 	CHECK_RC(or_wire_validate_probe(&h, &expect), OR_WIRE_ELENGTH, "probe with payload");
 	h = n, h.seq = T_SEQ_LO;
 	CHECK_RC(or_wire_validate_probe(&h, &expect), OR_WIRE_ELENGTH, "probe with a seq");
+	h = n, h.offset = OR_WIRE_PROBE_UNICAST;
+	CHECK_RC(or_wire_validate_probe(&h, &expect), OR_WIRE_OK, "probe's unicast copy");
+	h = n, h.offset = OR_WIRE_PROBE_UNICAST + 1;
+	CHECK_RC(or_wire_validate_probe(&h, &expect), OR_WIRE_ELENGTH, "probe with an offset");
 	valid_hdr(&h);
 	h.flags |= OR_WIRE_FLAG_PROBE;
 	CHECK_RC(verdict(&h), OR_WIRE_EFLAGS, "data packet with PROBE");

@@ -177,8 +177,10 @@ struct or_bd_mcast {
 	int on;         /* every rank heard every other: phases with bcast go to the group */
 	uint32_t group; /* IPv4 address, host byte order */
 	uint16_t port;
-	uint8_t *heard; /* [size]: that rank's probe came over the group */
-	uint32_t nheard;
+	uint8_t *heard; /* [size]: bit 0, that rank's probe came over the group; bit 1, its
+	                 * unicast copy came (it had begun probing) */
+	uint32_t nheard, nbegun;
+	double begun_us; /* when the last rank's unicast copy came */
 	/* Of the pacer's rate, what a multicast phase sends at: 1/(N-1) (each receiver gets
 	 * what unicast gives it), or 1 once clean_ops operations in a row lost no more in it
 	 * than in their other phases, until it does (mcast.c, or_bd_mcast_op_end). */

@@ -42,8 +42,14 @@ int or_bd_mcast_rx(struct or_bounded *b, const struct or_wire_hdr *h, uint32_t s
 		       ret ? or_wire_reject_name(ret) : "not from its sender");
 		return 1;
 	}
-	if (b->mc.heard && !b->mc.heard[h->sender]) {
-		b->mc.heard[h->sender] = 1;
+	if (!b->mc.heard)
+		return 1;
+	if (h->offset == OR_WIRE_PROBE_UNICAST && !(b->mc.heard[h->sender] & 2)) {
+		b->mc.heard[h->sender] |= 2;
+		b->mc.nbegun++;
+		b->mc.begun_us = or_now_us();
+	} else if (h->offset != OR_WIRE_PROBE_UNICAST && !(b->mc.heard[h->sender] & 1)) {
+		b->mc.heard[h->sender] |= 1;
 		b->mc.nheard++;
 	}
 	return 1;

@@ -106,6 +106,7 @@ void or_bd_mcast_free(struct or_bounded *b)
 	b->mc.heard = NULL;
 }
 
+/* To the group, then a copy to each peer: that one says this rank has begun probing. */
 static void send_probe(struct or_bounded *b)
 {
 	struct or_wire_hdr h = {0};
@@ -118,24 +119,33 @@ static void send_probe(struct or_bounded *b)
 	h.sender = b->comm->rank;
 	if (or_bd_send_datagram(b, NULL, OR_BD_GROUP, &h, none) < 0)
 		or_log(OR_LOG_DEBUG, "multicast probe not sent: %s", or_ofi_send_error(b->ep));
+	h.offset = OR_WIRE_PROBE_UNICAST;
+	for (uint32_t p = 0; p < b->comm->size; p++)
+		if (p != b->comm->rank)
+			or_bd_send_datagram(b, NULL, p, &h, none);
 }
 
 #define OR_PROBE_COPIES   3    /* a lost probe does not decide alone */
 #define OR_PROBE_APART_US 1000 /* between copies */
+#define OR_PROBE_LATE_MS  2000 /* longest wait for a rank that has not begun probing */
 
-/* Every rank joined before this (the names exchange is between): probes sent now reach
- * every member where multicast works. */
+/*
+ * Every rank joined before this (the names exchange is between): probes sent now reach every
+ * member where multicast works.  Ranks leave the names exchange at different times (a loaded
+ * host: tens of milliseconds), so a rank is waited for on the group until
+ * multicast_probe_ms after its unicast copy came, which says it has begun; a rank not even
+ * begun is waited for up to OR_PROBE_LATE_MS.
+ */
 uint32_t or_bounded_mcast_probe(struct or_bounded *b)
 {
-	double t0 = or_now_us();
-	double limit = t0 + 1e3 * (double)or_bd_param_i(b, OR_P_MULTICAST_PROBE_MS);
+	double t0 = or_now_us(), grace = 1e3 * (double)or_bd_param_i(b, OR_P_MULTICAST_PROBE_MS);
+	uint32_t heard = 0, begun = 0, others = b->comm->size - 1;
 	unsigned sent = 0;
-	uint32_t heard = 0;
 
 	if (!b->mc.joined)
 		return 0;
 	for (;;) {
-		double now = or_now_us();
+		double now = or_now_us(), last_begun;
 		if (sent < OR_PROBE_COPIES && now >= t0 + sent * OR_PROBE_APART_US) {
 			send_probe(b);
 			sent++;
@@ -144,13 +154,17 @@ uint32_t or_bounded_mcast_probe(struct or_bounded *b)
 		or_bd_reap(b);
 		or_bd_drain_ready(b);
 		heard = b->mc.nheard;
+		begun = b->mc.nbegun;
+		last_begun = b->mc.begun_us;
 		or_bounded_unlock(b);
-		if ((heard + 1 >= b->comm->size && sent == OR_PROBE_COPIES) || now >= limit)
+		if (sent == OR_PROBE_COPIES &&
+		    (heard >= others || (begun >= others && now >= last_begun + grace) ||
+		     now >= t0 + 1e3 * OR_PROBE_LATE_MS))
 			break;
 		or_bd_sleep_us(200);
 	}
-	or_log(OR_LOG_DEBUG, "multicast probe: heard %u of %u ranks in %.1f ms", heard,
-	       b->comm->size - 1, (or_now_us() - t0) / 1e3);
+	or_log(OR_LOG_DEBUG, "multicast probe: heard %u of %u ranks (%u began) in %.1f ms", heard,
+	       others, begun, (or_now_us() - t0) / 1e3);
 	return heard;
 }
 

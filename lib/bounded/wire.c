@@ -180,7 +180,7 @@ int or_wire_validate_probe(const struct or_wire_hdr *h, const struct or_wire_exp
 		return OR_WIRE_ERANK;
 	if (h->flags != (OR_WIRE_FLAG_CONTROL | OR_WIRE_FLAG_PROBE))
 		return OR_WIRE_EFLAGS;
-	if (h->seq || h->step || h->offset || h->length || h->contrib)
+	if (h->seq || h->step || h->offset > OR_WIRE_PROBE_UNICAST || h->length || h->contrib)
 		return OR_WIRE_ELENGTH;
 	return OR_WIRE_OK;
 }
