@@ -85,8 +85,7 @@ int or_bd_mcast_open(struct or_bounded *b, int same_host)
 		return -OPTIREDUCE_ENOMEM;
 	if (or_bounded_mcast_range(or_bd_param_s(b, OR_P_MULTICAST_RANGE), &base, &prefix)) {
 		snprintf(b->mc.why, sizeof(b->mc.why),
-		         "multicast_range \"%.100s\" is no IPv4 multicast "
-		         "range",
+		         "multicast_range \"%.100s\" is no IPv4 range",
 		         or_bd_param_s(b, OR_P_MULTICAST_RANGE));
 		return 0;
 	}
