@@ -169,6 +169,10 @@ struct optireduce_status {
 	uint64_t packets_recv_failed; /* receive completions with an error status: reposted */
 	uint64_t packets_stranger;    /* from outside the communicator, or for another one:
 	                                 dropped */
+	/* Datagrams of phases that send one region to every peer (Transpose's second): sent once
+	 * to the communicator's multicast group, and sent to each peer (parameter multicast). */
+	uint64_t bcast_multicast;
+	uint64_t bcast_unicast;
 };
 
 typedef struct optireduce_ctx optireduce_ctx_t;
@@ -240,6 +244,14 @@ int optireduce_comm_layout(const optireduce_comm_t *comm, char *buf, size_t len)
  * carries its data says so.  -OPTIREDUCE_EOVERFLOW: truncated.
  */
 int optireduce_comm_placement(const optireduce_comm_t *comm, char *buf, size_t len);
+/*
+ * Whether this rank's bounded channel sends to a multicast group (parameter multicast), and
+ * where or why not, as one line: "group 239.193.4.17:50123, TTL 1", "rank 2 heard 1 of the
+ * other 3 ranks on the group".  1 when it does, 0 when not (also for an exact communicator
+ * or a rank whose host leader carries its data), < 0 on error; -OPTIREDUCE_EOVERFLOW:
+ * truncated.
+ */
+int optireduce_comm_multicast(const optireduce_comm_t *comm, char *buf, size_t len);
 
 /* Blocking allreduce.  status may be NULL. */
 int optireduce_allreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
@@ -325,6 +337,14 @@ const char *optireduce_libfabric_version(void);
  * without hwloc; buf always holds a terminated string when len > 0.
  */
 int optireduce_topology(char *buf, size_t len);
+/*
+ * For tools: whether this host can join a multicast group of ctx's multicast_range with its
+ * bounded_provider (docs/design.md, "Multicast"), which a bounded communicator's ranks each
+ * need before they probe whether they hear each other; one line into buf, e.g. "udp joined
+ * 239.192.3.7:51234 on this host" or "join: No such device" (no route for the range).  1
+ * when it can, 0 when not, < 0 on error (-OPTIREDUCE_EOVERFLOW: truncated).
+ */
+int optireduce_multicast_check(optireduce_ctx_t *ctx, char *buf, size_t len);
 
 #if defined(__GNUC__) && __GNUC__ >= 4
 #pragma GCC visibility pop

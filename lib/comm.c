@@ -14,6 +14,7 @@
 
 #include "bounded/bounded.h"
 #include "internal.h"
+#include "multicast.h"
 #include "topology.h"
 
 #define OR_NAME_MAX 256
@@ -33,6 +34,7 @@ struct or_names {
 	int32_t status; /* 0, or this rank's error: then every rank fails together */
 	uint32_t rdm_len;
 	uint32_t dgram_len;
+	uint32_t mcast; /* or_bounded_mcast_state(): 0 without a bounded channel */
 	uint8_t rdm[OR_NAME_MAX];
 	uint8_t dgram[OR_NAME_MAX];
 };
@@ -135,6 +137,7 @@ static int fill_names(optireduce_comm_t *net, struct or_names *me)
 		if (ret)
 			return ret;
 		me->dgram_len = (uint32_t)len;
+		me->mcast = or_bounded_mcast_state(net->bounded);
 	}
 	return 0;
 }
@@ -164,6 +167,21 @@ static int connect_members(optireduce_comm_t *net, const struct or_names *all,
 	return ret;
 }
 
+/* Whether the bounded channel multicasts, decided by every rank alike (lib/multicast.c). */
+static int agree_multicast(optireduce_comm_t *net, const struct optireduce_oob *oob,
+                           const struct or_names *all, int ret)
+{
+	uint8_t *state = calloc(oob->size, 1);
+
+	if (!state)
+		return -OPTIREDUCE_ENOMEM;
+	for (uint32_t i = 0; i < oob->size; i++)
+		state[i] = (uint8_t)all[i].mcast;
+	ret = or_mcast_agree(net, oob, state, ret);
+	free(state);
+	return ret;
+}
+
 int or_comm_exchange_names(optireduce_comm_t *net, const struct optireduce_oob *oob,
                            const uint32_t *members, int status)
 {
@@ -186,6 +204,7 @@ int or_comm_exchange_names(optireduce_comm_t *net, const struct optireduce_oob *
 			ret = all[i].status;
 	if (!ret && net)
 		ret = connect_members(net, all, members);
+	ret = agree_multicast(net, oob, all, ret);
 	free(all);
 	return ret;
 }
@@ -219,7 +238,8 @@ static void explain_open(const optireduce_comm_t *c, const char *prov)
 
 int or_comm_open_channels(optireduce_comm_t *c, int same_host)
 {
-	struct or_ofi_want want = {or_param_str(&c->params, OR_P_PROVIDER), NULL, 0, same_host, 0};
+	struct or_ofi_want want = {
+	    or_param_str(&c->params, OR_P_PROVIDER), NULL, 0, same_host, 0, 0};
 	int ret;
 
 	/* docs/design.md, "Placement": the core decides, ofi/ and the channel are told. */
@@ -405,7 +425,10 @@ static int creation_only(int id)
 	                          OR_P_EARLY_TIMEOUT,
 	                          OR_P_ABSENT_FACTOR,
 	                          OR_P_BACKOFF_AFTER_US,
-	                          OR_P_LOSS_BUDGET};
+	                          OR_P_LOSS_BUDGET,
+	                          OR_P_MULTICAST,
+	                          OR_P_MULTICAST_RANGE,
+	                          OR_P_MULTICAST_PROBE_MS};
 
 	for (size_t i = 0; i < sizeof(ids) / sizeof(ids[0]); i++)
 		if (ids[i] == id)

@@ -61,3 +61,27 @@ int optireduce_comm_placement(const optireduce_comm_t *comm, char *buf, size_t l
 	                 : "every rank shares this host");
 	return n >= 0 && (size_t)n < len ? 0 : -OPTIREDUCE_EOVERFLOW;
 }
+
+int optireduce_comm_multicast(const optireduce_comm_t *comm, char *buf, size_t len)
+{
+	const optireduce_comm_t *net;
+	int n, on = 0;
+
+	if (!or_comm_valid(comm))
+		return -OPTIREDUCE_EBADHANDLE;
+	if (!buf || len == 0)
+		return -OPTIREDUCE_EINVAL;
+	net = comm->hier ? or_hier_net(comm->hier) : comm;
+	if (net && net->bounded) {
+		char why[256];
+		on = or_bounded_mcast_describe(net->bounded, why, sizeof(why));
+		n = snprintf(buf, len, "%s", why);
+	} else {
+		n = snprintf(buf, len, "none: %s",
+		             comm->mode != OPTIREDUCE_MODE_BOUNDED ? "exact communicator"
+		             : net                                 ? "no bounded channel"
+		                   : "its host leader's channel carries "
+		                     "its data");
+	}
+	return n >= 0 && (size_t)n < len ? on : -OPTIREDUCE_EOVERFLOW;
+}

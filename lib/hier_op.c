@@ -107,6 +107,8 @@ static void add_net_status(struct or_hier *h, optireduce_req_t *r,
 	s->packets_send_failed += st->packets_send_failed;
 	s->packets_recv_failed += st->packets_recv_failed;
 	s->packets_stranger += st->packets_stranger;
+	s->bcast_multicast += st->bcast_multicast;
+	s->bcast_unicast += st->bcast_unicast;
 }
 
 /* The leader: the result area through the leaders' communicator, then published. */

@@ -150,6 +150,17 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "Bounded mode: receivers ask senders again for the datagrams a phase misses, and "       \
 	  "senders resend them, while the phase's deadline leaves a round trip and peers still "   \
 	  "wait for the receiver's next phase; 0 = what did not arrive is only estimated")         \
+	X(MULTICAST, "multicast", OR_PT_ENUM, "auto", "auto|on|off", "",                           \
+	  "Bounded mode: a phase that sends one region to every peer (Transpose's second) goes "   \
+	  "once to a multicast group of the communicator; auto = where every rank hears every "    \
+	  "other on the group in a probe at creation (else unicast, and the log says why), on = "  \
+	  "creation fails when multicast does not work, off = unicast")                            \
+	X(MULTICAST_RANGE, "multicast_range", OR_PT_STRING, "239.192.0.0/14", "", "",              \
+	  "Bounded mode, multicast: the IPv4 range (address/prefix, inside 224.0.0.0/4) each "     \
+	  "communicator's group is chosen from, by its id; TTL 1")                                 \
+	X(MULTICAST_PROBE_MS, "multicast_probe_ms", OR_PT_INT, "10", "1", "10000",                 \
+	  "Bounded mode, multicast: at creation, how long a rank waits to hear another on the "    \
+	  "group once that rank's unicast copy of its probe came")                                 \
 	X(INJECT_LOSS, "inject_loss", OR_PT_DOUBLE, "0", "0", "1",                                 \
 	  "Testing: drop this fraction of outgoing bounded datagrams (seeded): data packets "      \
 	  "but a phase's last ones, repair requests and resends")                                  \

@@ -129,6 +129,8 @@ int or_select_check_param(enum or_param_id id, const char *value)
 	struct range r[MAX_RANGES];
 	int n;
 
+	if (id == OR_P_MULTICAST_RANGE) /* not a tune string, but checked when set all the same */
+		return or_bounded_mcast_range(value, NULL, NULL);
 	if (id != OR_P_ALGORITHM && id != OR_P_TUNE_EXACT && id != OR_P_TUNE_BOUNDED)
 		return 0;
 	if (parse_tune(value, r, &n))

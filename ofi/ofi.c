@@ -53,7 +53,8 @@ int or_fi_to_or(int ret)
 		return -OPTIREDUCE_EFABRIC;
 	}
 }
-static struct fi_info *make_hints(enum or_ofi_kind kind, const char *prov, int source)
+static struct fi_info *make_hints(enum or_ofi_kind kind, const char *prov, int source,
+                                  int multicast)
 {
 	struct fi_info *h = fi_dupinfo(NULL); /* fi_allocinfo, through the opened library */
 	if (!h)
@@ -63,7 +64,7 @@ static struct fi_info *make_hints(enum or_ofi_kind kind, const char *prov, int s
 		h->caps = FI_TAGGED | FI_MSG | FI_DIRECTED_RECV;
 	} else {
 		h->ep_attr->type = FI_EP_DGRAM;
-		h->caps = FI_MSG | (source ? FI_SOURCE : 0);
+		h->caps = FI_MSG | (source ? FI_SOURCE : 0) | (multicast ? FI_MULTICAST : 0);
 	}
 	h->mode = FI_CONTEXT | FI_CONTEXT2;
 	h->domain_attr->threading = FI_THREAD_DOMAIN;
@@ -84,26 +85,34 @@ static struct fi_info *make_hints(enum or_ofi_kind kind, const char *prov, int s
 /*
  * The providers for kind.  Datagram endpoints are asked for FI_SOURCE, so that a datagram from
  * an address outside the communicator can be told apart; a provider without it still serves
- * (*source = 0), and the header checks are then all there is.
+ * (*source = 0), and the header checks are then all there is.  With *multicast they are asked
+ * for FI_MULTICAST first (docs/design.md, "Multicast"); *multicast is 0 when none offers it.
  */
-static int get_list(enum or_ofi_kind kind, const char *prov, struct fi_info **list, int *source)
+static int get_list(enum or_ofi_kind kind, const char *prov, struct fi_info **list, int *source,
+                    int *multicast)
 {
 	int ret = -FI_ENODATA;
 
 	/* No libfabric to open reads as no provider. */
 	if (or_fi_load())
 		return ret;
-	for (*source = kind == OR_OFI_DGRAM; *source >= 0; --*source) {
-		struct fi_info *hints = make_hints(kind, prov, *source);
-		if (!hints)
-			return -FI_ENOMEM;
-		ret = or_fi_getinfo_cached(OR_FI_VERSION, hints, list);
-		fi_freeinfo(hints);
+	for (; *multicast >= 0; --*multicast) {
+		for (*source = kind == OR_OFI_DGRAM; *source >= 0; --*source) {
+			struct fi_info *hints = make_hints(kind, prov, *source, *multicast);
+			if (!hints)
+				return -FI_ENOMEM;
+			ret = or_fi_getinfo_cached(OR_FI_VERSION, hints, list);
+			fi_freeinfo(hints);
+			if (ret != -FI_ENODATA)
+				break;
+		}
 		if (ret != -FI_ENODATA)
 			break;
 	}
 	if (*source < 0)
 		*source = 0;
+	if (*multicast < 0)
+		*multicast = 0;
 	return ret;
 }
 
@@ -152,6 +161,7 @@ static int open_info(struct or_ofi *o, struct fi_info *fi)
 
 static void close_fids(struct or_ofi *o)
 {
+	or_ofi_group_leave(o);
 	if (o->ep)
 		fi_close(&o->ep->fid);
 	if (o->cq)
@@ -190,11 +200,12 @@ int or_ofi_open(enum or_ofi_kind kind, const struct or_ofi_want *want, struct or
 {
 	struct fi_info *list = NULL, *fi, *failed[OR_MAX_TRIES];
 	struct or_ofi *o;
-	int ret, nfailed = 0, source;
+	int ret, nfailed = 0, source, multicast;
 
 	if (!want || !out || (kind != OR_OFI_RDM && kind != OR_OFI_DGRAM))
 		return -OPTIREDUCE_EINVAL;
-	ret = get_list(kind, want->provider, &list, &source);
+	multicast = kind == OR_OFI_DGRAM && want->multicast;
+	ret = get_list(kind, want->provider, &list, &source, &multicast);
 	if (ret)
 		return ret == -FI_ENODATA ? -OPTIREDUCE_ENOPROVIDER : or_fi_to_or(ret);
 	o = calloc(1, sizeof(*o));
@@ -223,6 +234,7 @@ int or_ofi_open(enum or_ofi_kind kind, const struct or_ofi_want *want, struct or
 	}
 	o->kind = kind;
 	o->has_source = source;
+	o->multicast = multicast && (o->info->caps & FI_MULTICAST);
 	take_modes(o, want->emulate_modes);
 	snprintf(o->prov_name, sizeof(o->prov_name), "%s", o->info->fabric_attr->prov_name);
 	*out = o;
@@ -258,7 +270,7 @@ int or_ofi_explain(enum or_ofi_kind kind, const char *provider, char *buf, size_
 
 	if (!provider || !*provider || !buf || !len || or_fi_load())
 		return -OPTIREDUCE_ENOPROVIDER;
-	hints = make_hints(kind, provider, 0);
+	hints = make_hints(kind, provider, 0, 0);
 	if (!hints)
 		return -OPTIREDUCE_ENOMEM;
 	/* Every mode and registration mode allowed: what does the provider need? Not cached:
@@ -393,9 +405,9 @@ int or_ofi_trywait(struct or_ofi *o)
 int or_ofi_list(enum or_ofi_kind kind, or_ofi_list_cb cb, void *arg)
 {
 	struct fi_info *list = NULL;
-	int ret, source;
+	int ret, source, multicast = 0;
 
-	ret = get_list(kind, NULL, &list, &source);
+	ret = get_list(kind, NULL, &list, &source, &multicast);
 	if (ret)
 		return ret == -FI_ENODATA ? 0 : or_fi_to_or(ret);
 	for (struct fi_info *fi = list; fi; fi = fi->next)

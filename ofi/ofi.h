@@ -78,6 +78,7 @@ struct or_ofi_want {
 	int domains_only;
 	int same_host;
 	int emulate_modes;
+	int multicast; /* DGRAM: ask for FI_MULTICAST first (or_ofi_group_join) */
 };
 int or_ofi_open(enum or_ofi_kind kind, const struct or_ofi_want *want, struct or_ofi **out);
 /*
@@ -127,6 +128,31 @@ int or_ofi_send(struct or_ofi *o, uint32_t peer, const void *buf, size_t len,
 int or_ofi_recv(struct or_ofi *o, void *buf, size_t len, struct or_ofi_xfer *x);
 /* The system's words for why the last or_ofi_send failed (e.g. "Operation not permitted"). */
 const char *or_ofi_send_error(const struct or_ofi *o);
+
+/*
+ * Multicast on a DGRAM endpoint opened with want.multicast (docs/design.md, "Multicast").
+ * or_ofi_group_join opens a second endpoint of the same domain bound to the IPv4 group
+ * address and port (host byte order), on the same address vector and completion queue, and
+ * joins the group (fi_join); its receives complete like the endpoint's, their sources told
+ * by the same address vector.  Datagrams to the group leave from the endpoint itself
+ * (fi_sendmsg with FI_MULTICAST), so receivers see its address, with TTL 1, looped back to
+ * this host only with loop (other ranks of this host are in the group: several endpoints of
+ * one host may join one group).  0, or a negative code with the reason in why (e.g. "the
+ * provider offers no multicast", "join: No such device").
+ */
+int or_ofi_group_join(struct or_ofi *o, uint32_t group, uint16_t port, int loop, char *why,
+                      size_t len);
+/* Leaves the group and closes its endpoint: its posted receives are dropped.  Idempotent. */
+void or_ofi_group_leave(struct or_ofi *o);
+int or_ofi_group_joined(const struct or_ofi *o);
+/* Receives the group endpoint accepts posted at once. */
+size_t or_ofi_group_rx_depth(const struct or_ofi *o);
+/* Like or_ofi_recv, on the group's endpoint; -OPTIREDUCE_EPEER when not joined. */
+int or_ofi_group_recv(struct or_ofi *o, void *buf, size_t len, struct or_ofi_xfer *x);
+/* Like or_ofi_send, once to the whole group. */
+int or_ofi_group_send(struct or_ofi *o, const void *buf, size_t len, struct or_ofi_xfer *x);
+/* The group socket's receive buffer to bytes, as or_ofi_set_rcvbuf does for the endpoint. */
+void or_ofi_group_resize(struct or_ofi *o, size_t bytes);
 
 /*
  * After a failure, before the memory of posted transfers is freed: cancels every transfer

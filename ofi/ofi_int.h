@@ -48,6 +48,15 @@ struct or_ofi {
 	struct or_ofi_mr mr[OR_OFI_MR_MAX];
 	unsigned nmr;
 	char prov_name[64];
+	/* Multicast (group.c, docs/design.md "Multicast"): the endpoint was opened with
+	 * FI_MULTICAST; once joined, a second endpoint bound to the group's address and port,
+	 * on the same address vector and completion queue, its event queue, the membership
+	 * and its address for fi_sendmsg. */
+	int multicast;
+	struct fid_ep *gep;
+	struct fid_eq *geq;
+	struct fid_mc *gmc;
+	fi_addr_t gaddr;
 };
 /* A libfabric return code as an OPTIREDUCE one (negative), or ret itself when >= 0. */
 int or_fi_to_or(int ret);

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 
 #include "ofi.h"
+#include "sock.h"
 
 /* Same family and port, and the same address unless one side is the wildcard. */
 static int same_endpoint(const struct sockaddr_storage *a, const void *name, size_t len)
@@ -46,20 +47,15 @@ static size_t rcvbuf_of(int fd)
 	return getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, &l) == 0 && v > 0 ? (size_t)v : 0;
 }
 
-size_t or_ofi_set_rcvbuf(struct or_ofi *o, size_t bytes)
+int or_ofi_find_socket(const void *name, size_t len)
 {
-	unsigned char name[128];
-	size_t len = sizeof(name), got = 0;
-	int want = bytes > (size_t)(1 << 30) ? 1 << 30 : (int)bytes;
-	DIR *d;
+	DIR *d = opendir("/proc/self/fd");
 	struct dirent *e;
+	int found = -1;
 
-	if (!bytes || or_ofi_getname(o, name, &len) || len > sizeof(name))
-		return 0;
-	d = opendir("/proc/self/fd");
 	if (!d)
-		return 0;
-	while ((e = readdir(d)) != NULL && !got) {
+		return -1;
+	while ((e = readdir(d)) != NULL && found < 0) {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
 		struct stat st;
@@ -75,12 +71,69 @@ size_t or_ofi_set_rcvbuf(struct or_ofi *o, size_t bytes)
 		if (getsockname((int)fd, (struct sockaddr *)&ss, &sl) ||
 		    !same_endpoint(&ss, name, len))
 			continue;
-		/* The kernel doubles the value asked for (bookkeeping) and reports the double. */
-		setsockopt((int)fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof(want));
-		if (rcvbuf_of((int)fd) < bytes)
-			setsockopt((int)fd, SOL_SOCKET, SO_RCVBUFFORCE, &want, sizeof(want));
-		got = rcvbuf_of((int)fd);
+		found = (int)fd;
 	}
 	closedir(d);
-	return got;
+	return found;
+}
+
+/* A datagram socket of this process bound to no address yet (port 0). */
+static int unbound_udp(long fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	struct stat st;
+	int type = 0;
+	socklen_t tl = sizeof(type);
+
+	if (fstat((int)fd, &st) || !S_ISSOCK(st.st_mode) ||
+	    getsockopt((int)fd, SOL_SOCKET, SO_TYPE, &type, &tl) || type != SOCK_DGRAM ||
+	    getsockname((int)fd, (struct sockaddr *)&ss, &sl))
+		return 0;
+	return ss.ss_family == AF_INET && ((struct sockaddr_in *)&ss)->sin_port == 0;
+}
+
+int or_ofi_unbound_sockets(int *fds, int max)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	if (!d)
+		return 0;
+	while ((e = readdir(d)) != NULL && n < max) {
+		char *end;
+		long fd = strtol(e->d_name, &end, 10);
+		if (!*end && fd >= 0 && fd != dirfd(d) && unbound_udp(fd))
+			fds[n++] = (int)fd;
+	}
+	closedir(d);
+	return n;
+}
+
+size_t or_ofi_resize_socket(int fd, size_t bytes)
+{
+	int want = bytes > (size_t)(1 << 30) ? 1 << 30 : (int)bytes;
+
+	/* The kernel doubles the value asked for (bookkeeping) and reports the double. */
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof(want));
+	if (rcvbuf_of(fd) < bytes)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &want, sizeof(want));
+	return rcvbuf_of(fd);
+}
+
+size_t or_ofi_set_rcvbuf(struct or_ofi *o, size_t bytes)
+{
+	unsigned char name[128];
+	size_t len = sizeof(name);
+	int fd;
+
+	if (!bytes || or_ofi_getname(o, name, &len) || len > sizeof(name))
+		return 0;
+	fd = or_ofi_find_socket(name, len);
+	if (fd < 0)
+		return 0;
+	/* The group's socket takes as much as the endpoint's (group.c). */
+	or_ofi_group_resize(o, bytes);
+	return or_ofi_resize_socket(fd, bytes);
 }

@@ -161,6 +161,37 @@ int or_ofi_recv(struct or_ofi *o, void *buf, size_t len, struct or_ofi_xfer *x)
 	                                desc_of(o, start, len + o->prefix), FI_ADDR_UNSPEC, x));
 }
 
+int or_ofi_group_recv(struct or_ofi *o, void *buf, size_t len, struct or_ofi_xfer *x)
+{
+	char *start = (char *)buf - o->prefix;
+
+	if (o->closed || !o->gep)
+		return -OPTIREDUCE_EPEER;
+	x->done = 0;
+	x->error = 0;
+	return or_fi_to_or((int)fi_recv(o->gep, start, len + o->prefix,
+	                                desc_of(o, start, len + o->prefix), FI_ADDR_UNSPEC, x));
+}
+
+/* From the endpoint, not the group's: receivers know its address (FI_SOURCE). */
+int or_ofi_group_send(struct or_ofi *o, const void *buf, size_t len, struct or_ofi_xfer *x)
+{
+	struct iovec iov = {(char *)buf - o->prefix, len + o->prefix};
+	void *desc = desc_of(o, iov.iov_base, iov.iov_len);
+	struct fi_msg msg = {.msg_iov = &iov, .desc = &desc, .iov_count = 1, .context = x};
+	ssize_t ret;
+
+	if (o->closed || !o->gep)
+		return -OPTIREDUCE_EPEER;
+	msg.addr = o->gaddr;
+	x->done = 0;
+	x->error = 0;
+	ret = fi_sendmsg(o->ep, &msg, FI_MULTICAST);
+	if (ret < 0)
+		o->send_err = (int)-ret;
+	return or_fi_to_or((int)ret);
+}
+
 /* A completion's length counts the prefix: ours does not.  A datagram no longer than the
  * prefix carries none of our data (providers may send such packets of their own). */
 static size_t data_len(const struct or_ofi *o, size_t len)

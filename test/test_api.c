@@ -64,6 +64,22 @@ static void test_params(optireduce_ctx_t *ctx, optireduce_comm_t *comm)
 	CHECK(optireduce_comm_get_param(comm, "segment_size", v, 2, &src) == -OPTIREDUCE_EOVERFLOW);
 	CHECK(optireduce_ctx_set_param(ctx, "mode", "sideways") == -OPTIREDUCE_EINVAL);
 	CHECK(optireduce_ctx_set_param(ctx, "spin_us", "10") == 0);
+	/* The multicast range is checked when set: IPv4 multicast, address/prefix. */
+	CHECK(optireduce_ctx_set_param(ctx, "multicast_range", "10.0.0.0/8") == -OPTIREDUCE_EINVAL);
+	CHECK(optireduce_ctx_set_param(ctx, "multicast_range", "239.1.2.3") == -OPTIREDUCE_EINVAL);
+	CHECK(optireduce_ctx_set_param(ctx, "multicast_range", "239.1.2.3/33") ==
+	      -OPTIREDUCE_EINVAL);
+	CHECK(optireduce_ctx_set_param(ctx, "multicast_range", "239.300.0.0/16") ==
+	      -OPTIREDUCE_EINVAL);
+	CHECK(optireduce_ctx_set_param(ctx, "multicast_range", "239.192.0.0/14") == 0);
+	CHECK(optireduce_ctx_set_param(ctx, "multicast", "sometimes") == -OPTIREDUCE_EINVAL);
+	/* An exact communicator never multicasts, and says so. */
+	CHECK(optireduce_comm_multicast(comm, v, sizeof(v)) == 0 && strstr(v, "exact"));
+	CHECK(optireduce_comm_multicast(NULL, v, sizeof(v)) == -OPTIREDUCE_EBADHANDLE);
+	CHECK(optireduce_comm_multicast(comm, NULL, 8) == -OPTIREDUCE_EINVAL);
+	CHECK(optireduce_comm_multicast(comm, v, 2) == -OPTIREDUCE_EOVERFLOW);
+	CHECK(optireduce_multicast_check(NULL, v, sizeof(v)) == -OPTIREDUCE_EBADHANDLE);
+	CHECK(optireduce_multicast_check(ctx, NULL, 8) == -OPTIREDUCE_EINVAL);
 	/* Algorithm names and tune strings are checked when set, not silently ignored later. */
 	CHECK(optireduce_comm_set_param(comm, "algorithm", "nosuch") == -OPTIREDUCE_EINVAL);
 	CHECK(optireduce_ctx_set_param(ctx, "algorithm", "nosuch") == -OPTIREDUCE_EINVAL);

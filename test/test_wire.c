@@ -141,7 +141,7 @@ static void valid_hdr(struct or_wire_hdr *h)
 	h->comm_id = T_COMM;
 	h->sender = rndn(T_NRANKS);
 	h->seq = T_SEQ_LO + rndn(T_SEQ_HI - T_SEQ_LO);
-	h->flags &= ~(OR_WIRE_FLAG_REQUEST | OR_WIRE_FLAG_FAILED);
+	h->flags &= ~(OR_WIRE_FLAG_REQUEST | OR_WIRE_FLAG_FAILED | OR_WIRE_FLAG_PROBE);
 	if (rndn(16) == 0) {
 		h->flags = OR_WIRE_FLAG_REQUEST;
 		h->step = (uint16_t)rndn(T_NSTEPS);
@@ -298,7 +298,7 @@ static void test_structure(void)
 	h.version = 2;
 	CHECK_RC(verdict(&h), OR_WIRE_EVERSION, "version 2");
 
-	for (int bit = 5; bit < 8; bit++) {
+	for (int bit = 5; bit < 7; bit++) {
 		valid_hdr(&h);
 		h.flags |= (uint8_t)(1u << bit);
 		CHECK_RC(verdict(&h), OR_WIRE_EFLAGS, "unknown flag bit");
@@ -455,6 +455,43 @@ static void test_failed_notice(void)
 	CHECK_RC(verdict(&h), OR_WIRE_EFLAGS, "data packet with FAILED");
 }
 
+/* Multicast probes: never a packet of an operation, checked by or_wire_validate_probe. */
+static void test_probe(void)
+{
+	struct or_wire_hdr n, h, d;
+	uint8_t buf[OR_WIRE_HDR_SIZE];
+
+	memset(&n, 0, sizeof(n));
+	n.magic = OR_WIRE_MAGIC;
+	n.version = OR_WIRE_VERSION;
+	n.flags = OR_WIRE_FLAG_CONTROL | OR_WIRE_FLAG_PROBE;
+	n.comm_id = T_COMM;
+	n.sender = 1;
+	CHECK(or_wire_encode(&n, buf, sizeof(buf)) == OR_WIRE_HDR_SIZE, "encode probe");
+	CHECK_RC(or_wire_decode(buf, sizeof(buf), &d), OR_WIRE_OK, "probe decodes");
+	CHECK_RC(or_wire_validate_probe(&d, &expect), OR_WIRE_OK, "probe");
+	CHECK_RC(or_wire_validate(&d, &expect), OR_WIRE_EFLAGS, "a probe is no data packet");
+	h = n, h.comm_id = T_COMM + 1;
+	CHECK_RC(or_wire_validate_probe(&h, &expect), OR_WIRE_ECOMM, "probe of another comm");
+	h = n, h.sender = T_NRANKS;
+	CHECK_RC(or_wire_validate_probe(&h, &expect), OR_WIRE_ERANK, "sender == nranks");
+	h = n, h.flags = OR_WIRE_FLAG_PROBE;
+	CHECK_RC(or_wire_validate_probe(&h, &expect), OR_WIRE_EFLAGS, "PROBE without CONTROL");
+	h = n, h.flags |= OR_WIRE_FLAG_FAILED;
+	CHECK_RC(or_wire_validate_probe(&h, &expect), OR_WIRE_EFLAGS, "PROBE with FAILED");
+	h = n, h.length = 6;
+	CHECK_RC(or_wire_validate_probe(&h, &expect), OR_WIRE_ELENGTH, "probe with payload");
+	h = n, h.seq = T_SEQ_LO;
+	CHECK_RC(or_wire_validate_probe(&h, &expect), OR_WIRE_ELENGTH, "probe with a seq");
+	h = n, h.offset = OR_WIRE_PROBE_UNICAST;
+	CHECK_RC(or_wire_validate_probe(&h, &expect), OR_WIRE_OK, "probe's unicast copy");
+	h = n, h.offset = OR_WIRE_PROBE_UNICAST + 1;
+	CHECK_RC(or_wire_validate_probe(&h, &expect), OR_WIRE_ELENGTH, "probe with an offset");
+	valid_hdr(&h);
+	h.flags |= OR_WIRE_FLAG_PROBE;
+	CHECK_RC(verdict(&h), OR_WIRE_EFLAGS, "data packet with PROBE");
+}
+
 /*
  * The property that matters: an accepted datagram is exactly header plus
  * payload and the payload lands inside its region.  The fields are re-read
@@ -608,6 +645,7 @@ int main(int argc, char **argv)
 	test_bit_flips();
 	test_semantics();
 	test_failed_notice();
+	test_probe();
 	test_fuzz();
 	test_names();
 	test_ranges();

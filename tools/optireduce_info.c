@@ -80,6 +80,21 @@ static void print_placement(optireduce_comm_t *comm)
 	printf("Placement: %s\n", place);
 }
 
+/* Whether a bounded communicator could multicast from here (docs/design.md, "Multicast"). */
+static void print_multicast(optireduce_ctx_t *ctx, optireduce_comm_t *comm)
+{
+	char why[256], mode[16] = "?";
+	int ret = optireduce_multicast_check(ctx, why, sizeof(why));
+
+	if (comm)
+		optireduce_comm_get_param(comm, "multicast", mode, sizeof(mode), NULL);
+	if (ret < 0)
+		snprintf(why, sizeof(why), "%s", optireduce_strerror(ret));
+	printf("Multicast: %s; %s%s\n", mode, ret > 0 ? "" : "cannot join a group: ", why);
+	printf("           (a bounded communicator multicasts when every rank hears every other "
+	       "on its group; optireduce_comm_multicast() and the log at level 2 say why not)\n");
+}
+
 /* A one-rank communicator shows values exactly as a real one would resolve them. */
 static optireduce_comm_t *self_comm(optireduce_ctx_t *ctx)
 {
@@ -169,6 +184,7 @@ int main(int argc, char **argv)
 		printf("Topology: %s\n", topo);
 		print_placement(comm);
 		print_host();
+		print_multicast(ctx, comm);
 	}
 	if (all || P) {
 		printf("Exact channel providers (RDM, tagged):\n");

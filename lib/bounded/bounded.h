@@ -9,6 +9,7 @@
 #define OR_BOUNDED_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "coll.h"
 
@@ -22,6 +23,27 @@ const char *or_bounded_provider(const struct or_bounded *b);
 const char *or_bounded_domain(const struct or_bounded *b);
 int or_bounded_getname(struct or_bounded *b, void *buf, size_t *len);
 int or_bounded_connect(struct or_bounded *b, const void *names, size_t stride);
+
+/*
+ * Multicast (docs/design.md, "Multicast").  This rank's state for the names exchange: 0
+ * without a channel, else OR_MCAST_PRESENT | the multicast parameter | OR_MCAST_JOINED.
+ * Once every rank joined, the probe sends to the group and returns how many other ranks it
+ * heard within multicast_probe_ms; use decides, with the reason when not.  Describe: 1
+ * when multicast is on, 0 when off, and where or why into buf.
+ */
+#define OR_MCAST_AUTO    0 /* the multicast parameter's values, in its enum order */
+#define OR_MCAST_ON      1
+#define OR_MCAST_OFF     2
+#define OR_MCAST_WANT    0x3
+#define OR_MCAST_JOINED  0x4
+#define OR_MCAST_PRESENT 0x80
+unsigned or_bounded_mcast_state(const struct or_bounded *b);
+/* The multicast_range parameter "a.b.c.d/p" inside 224.0.0.0/4: 0 (base and prefix may be
+ * NULL), or -OPTIREDUCE_EINVAL. */
+int or_bounded_mcast_range(const char *s, uint32_t *base, unsigned *prefix);
+uint32_t or_bounded_mcast_probe(struct or_bounded *b);
+void or_bounded_mcast_use(struct or_bounded *b, int use, const char *why);
+int or_bounded_mcast_describe(const struct or_bounded *b, char *buf, size_t len);
 
 /* Reap completions and deliver packets; returns > 0 if anything happened. */
 int or_bounded_poll(struct or_bounded *b);

@@ -59,6 +59,7 @@ struct or_rxbuf {
 	struct or_ofi_xfer x; /* first: the completion context */
 	struct or_bounded *b;
 	uint8_t *buf;
+	int group; /* posted on the multicast group's endpoint (mcast.c) */
 };
 
 struct or_txbuf {
@@ -126,6 +127,9 @@ struct or_phase {
 	uint32_t turn; /* next peer of the group to send to: round-robin survives token waits */
 	int sent_all;
 	double sent_all_us; /* when this rank's last packet of the phase left */
+	/* Every peer gets the same region (Transpose's second phase): 1, -1 not, 0 unknown yet;
+	 * with multicast on, it goes once to the group (mcast.c). */
+	int bcast;
 };
 
 struct or_bounded_op {
@@ -153,6 +157,9 @@ struct or_bounded_op {
 	/* Its own packets: sent (or dropped by injection), received, duplicates, and those the
 	 * host refused or could not send (lost, lib/bounded/sendfail.h). */
 	uint64_t packets_sent, packets_received, packets_duplicate, packets_send_failed;
+	/* Datagrams of phases that send one region to every peer: once to the group, or to
+	 * each peer (optireduce_status.bcast_multicast, bcast_unicast). */
+	uint64_t bcast_multicast, bcast_unicast;
 	struct or_repair *rep; /* repair.c: what was asked for and resent; NULL: nothing */
 	/* The algorithm leaves every phase's send regions as they were sent until its last
 	 * phase closes (or_bop_keep_sends): earlier phases can be resent from them. */
@@ -163,9 +170,30 @@ struct or_bounded_op {
 	uint32_t nsenders;
 };
 
+/* Multicast (mcast.c, docs/design.md "Multicast"). */
+struct or_bd_mcast {
+	int want;       /* parameter multicast: OR_MCAST_AUTO, _ON or _OFF */
+	int joined;     /* this rank's endpoint joined the group */
+	int on;         /* every rank heard every other: phases with bcast go to the group */
+	uint32_t group; /* IPv4 address, host byte order */
+	uint16_t port;
+	uint8_t *heard; /* [size]: bit 0, that rank's probe came over the group; bit 1, its
+	                 * unicast copy came (it had begun probing) */
+	uint32_t nheard, nbegun;
+	double begun_us; /* when the last rank's unicast copy came */
+	/* Of the pacer's rate, what a multicast phase sends at: 1/(N-1) (each receiver gets
+	 * what unicast gives it), or 1 once clean_ops operations in a row lost no more in it
+	 * than in their other phases, until it does (mcast.c, or_bd_mcast_op_end). */
+	double share;
+	unsigned clean, clean_ops;
+	char why[200]; /* why multicast is off, or where it goes */
+};
+
 struct or_bounded {
 	struct optireduce_comm *comm;
 	struct or_ofi *ep;
+	struct or_bd_mcast mc;
+	size_t nrx_main; /* rx[0, nrx_main) are posted on ep, the rest on the group's endpoint */
 	size_t max_msg;
 	size_t payload;
 	size_t stride; /* bytes from one pool buffer to the next: the prefix, then max_msg */
@@ -306,6 +334,23 @@ void or_bd_peers_heard(struct or_bounded *b, uint32_t peer);
 int or_bd_peers_check(struct or_bounded *b);
 /* A validated FAILED notice from a member. */
 void or_bd_peers_failed_rx(struct or_bounded *b, const struct or_wire_hdr *h);
+
+/* mcast.c (docs/design.md, "Multicast") */
+#define OR_BD_GROUP          UINT32_MAX /* the peer of a datagram sent once to the group */
+#define OR_MCAST_FIRST_TRY   4          /* clean operations before the whole rate is tried */
+#define OR_MCAST_LAST_TRY    256        /* the longest wait between tries */
+#define OR_MCAST_EXCESS_LOSS 0.01       /* more lost in the multicast phase than in the others */
+int or_bd_mcast_open(struct or_bounded *b, int same_host);
+void or_bd_mcast_free(struct or_bounded *b);
+/* A probe, or this rank's own datagram looped back by the group: handled, 1; else 0. */
+int or_bd_mcast_rx(struct or_bounded *b, const struct or_wire_hdr *h, uint32_t src,
+                   int check_source);
+/* After op: the multicast phase's rate for the next operations (struct or_bd_mcast). */
+void or_bd_mcast_op_end(struct or_bounded *b, const struct or_bounded_op *op);
+/* The group refused a datagram (code): later phases go to each peer. */
+void or_bd_mcast_failed(struct or_bounded *b, int code);
+/* Whether ph sends one region to every peer (decided once per phase). */
+int or_bd_phase_bcast(const struct or_bounded *b, struct or_phase *ph);
 
 /* inject.c */
 int or_bd_inject_drop(struct or_bounded *b);

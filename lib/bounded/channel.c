@@ -61,6 +61,11 @@ static int alloc_buffers(struct or_bounded *b)
 	b->nrx = or_ofi_rx_depth(b->ep);
 	if (b->nrx == 0 || b->nrx > OR_RX_RING)
 		b->nrx = OR_RX_RING;
+	/* The multicast group's endpoint gets the rest of the ring (mcast_group.c). */
+	b->nrx_main = b->nrx;
+	b->nrx += or_ofi_group_rx_depth(b->ep);
+	if (b->nrx > OR_RX_RING)
+		b->nrx = b->nrx_main < OR_RX_RING ? OR_RX_RING : b->nrx_main;
 	b->rx_mem = malloc(b->nrx * b->stride);
 	b->tx_mem = calloc(OR_TX_POOL, b->stride);
 	b->park = calloc(OR_PARK_MAX, sizeof(*b->park));
@@ -86,8 +91,13 @@ static int open_endpoint(struct or_bounded *b, int same_host)
 {
 	/* The device the core chose for the communicator (docs/design.md, "Placement"). */
 	const struct or_nic_choice *nic = &b->comm->place.nic;
-	struct or_ofi_want want = {or_bd_param_s(b, OR_P_BOUNDED_PROVIDER), nic->names, nic->only,
-	                           same_host, (int)or_bd_param_i(b, OR_P_EMULATE_DGRAM_MODES)};
+	int64_t mcast = or_bd_param_i(b, OR_P_MULTICAST); /* mcast_group.c joins or not */
+	struct or_ofi_want want = {or_bd_param_s(b, OR_P_BOUNDED_PROVIDER),
+	                           nic->names,
+	                           nic->only,
+	                           same_host,
+	                           (int)or_bd_param_i(b, OR_P_EMULATE_DGRAM_MODES),
+	                           mcast == OR_MCAST_ON || (mcast == OR_MCAST_AUTO && !same_host)};
 	int ret = or_ofi_open(OR_OFI_DGRAM, &want, &b->ep);
 	char why[256];
 
@@ -167,7 +177,9 @@ int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bou
 		free(b);
 		return ret;
 	}
-	ret = size_payload(b);
+	ret = or_bd_mcast_open(b, same_host);
+	if (!ret)
+		ret = size_payload(b);
 	if (!ret)
 		ret = alloc_buffers(b);
 	if (ret) {
@@ -200,6 +212,7 @@ void or_bounded_destroy(struct or_bounded *b)
 	free(b->rx_mem);
 	free(b->tx_mem);
 	free(b->tmo_store);
+	or_bd_mcast_free(b);
 	or_bd_repair_free(b);
 	or_sendfail_fini(&b->sendfail);
 	or_liveness_fini(&b->live);

@@ -97,6 +97,8 @@ static void finish_stats(struct or_bounded *b, struct or_coll *c)
 	st->packets_parked = b->stats.packets_parked;
 	st->packets_recv_failed = b->stats.packets_recv_failed;
 	st->packets_stranger = b->stats.packets_stranger;
+	st->bcast_multicast = c->bop->bcast_multicast;
+	st->bcast_unicast = c->bop->bcast_unicast;
 	pthread_mutex_lock(&b->ofi_lock);
 	st->packets_send_failed = c->bop->packets_send_failed + b->tx_failed;
 	b->sendfail.total += b->tx_failed;
@@ -290,6 +292,7 @@ void or_bounded_op_finish(struct or_bounded *b, struct or_coll *c, const struct 
 	struct op_sample s;
 
 	finish_stats(b, c);
+	or_bd_mcast_op_end(b, op);
 	log_timeline(b, op, t);
 	b->lock_waits = 0;
 	b->lock_wait_us = 0;

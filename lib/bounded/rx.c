@@ -15,7 +15,8 @@
 /* With ofi_lock held. */
 static int post_rx(struct or_bounded *b, struct or_rxbuf *r)
 {
-	return or_ofi_recv(b->ep, r->buf, b->max_msg, &r->x);
+	return r->group ? or_ofi_group_recv(b->ep, r->buf, b->max_msg, &r->x)
+	                : or_ofi_recv(b->ep, r->buf, b->max_msg, &r->x);
 }
 
 /* Under ofi_lock, from whichever thread reaped it: handled later, under lock. */
@@ -37,6 +38,7 @@ int or_bd_rx_post_all(struct or_bounded *b)
 		b->rx[i].buf = b->rx_mem + i * b->stride + or_ofi_prefix(b->ep);
 		b->rx[i].x.cb = on_rx;
 		b->rx[i].x.cb_arg = &b->rx[i];
+		b->rx[i].group = i >= b->nrx_main;
 		ret = post_rx(b, &b->rx[i]);
 	}
 	return ret;
@@ -257,6 +259,9 @@ static void handle_packet(struct or_bounded *b, const uint8_t *pkt, size_t len, 
 	ret = or_wire_decode(pkt, len, &h);
 	if (!ret && from_member(b, &h, src, check_source))
 		or_bd_peers_heard(b, h.sender);
+	/* Multicast probes, and our own datagrams looped back by the group (mcast.c). */
+	if (!ret && or_bd_mcast_rx(b, &h, src, check_source))
+		return;
 	if (!ret && (h.flags & OR_WIRE_FLAG_FAILED)) {
 		failed_notice(b, &h, &e, src, check_source);
 		return;

@@ -136,7 +136,9 @@ static int hand_to_endpoint(struct or_bounded *b, uint32_t peer, const struct or
 	b->tx_free = t->next;
 	or_wire_encode(h, t->buf, b->max_msg);
 	memcpy(t->buf + OR_WIRE_HDR_SIZE, payload, h->length);
-	ret = or_ofi_send(b->ep, peer, t->buf, h->length + OR_WIRE_HDR_SIZE, &t->x);
+	ret = peer == OR_BD_GROUP
+	          ? or_ofi_group_send(b->ep, t->buf, h->length + OR_WIRE_HDR_SIZE, &t->x)
+	          : or_ofi_send(b->ep, peer, t->buf, h->length + OR_WIRE_HDR_SIZE, &t->x);
 	if (ret) {
 		t->next = b->tx_free;
 		b->tx_free = t;
@@ -163,6 +165,11 @@ static int send_failed(struct or_bounded *b, struct or_bounded_op *op, uint32_t 
 			return 0;
 		}
 	}
+	if (peer == OR_BD_GROUP) { /* lost; the phases after this one go to each peer */
+		or_bd_mcast_failed(b, code);
+		op->packets_send_failed++;
+		return 1;
+	}
 	code = or_sendfail_note(&b->sendfail, peer, code, or_ofi_send_error(b->ep), now,
 	                        1e3 * (double)or_bd_param_i(b, OR_P_PEER_TIMEOUT_MS));
 	if (code)
@@ -171,9 +178,12 @@ static int send_failed(struct or_bounded *b, struct or_bounded_op *op, uint32_t 
 	return 1;
 }
 
-/* Sends (or loses) the next packet of o; returns 1 if done, 0 if it must wait, < 0 on error. */
+/*
+ * Sends (or loses) the next packet of o to dest (o->peer, or OR_BD_GROUP); returns 1 if done,
+ * 0 if it must wait, < 0 on error.
+ */
 static int send_one(struct or_bounded *b, struct or_bounded_op *op, struct or_phase *ph,
-                    unsigned step, struct or_outbound *o)
+                    unsigned step, struct or_outbound *o, uint32_t dest)
 {
 	struct or_wire_hdr h = {0};
 	/* One extra copy of the last packet: early timeout waits for LAST from every sender. */
@@ -194,18 +204,20 @@ static int send_one(struct or_bounded *b, struct or_bounded_op *op, struct or_ph
 		op->packets_sent++;
 		return 1;
 	}
-	ret = hand_to_endpoint(b, o->peer, &h, o->buf + off);
+	ret = hand_to_endpoint(b, dest, &h, o->buf + off);
 	if (ret == 1)
 		return 0;
 	if (ret) {
-		ret = send_failed(b, op, o->peer, ret);
+		ret = send_failed(b, op, dest, ret);
 		if (ret <= 0)
 			return ret;
 	} else {
-		or_sendfail_ok(&b->sendfail, o->peer);
+		or_sendfail_ok(&b->sendfail, dest);
 		count_sent(b, op, len + OR_WIRE_HDR_SIZE);
 		op->sent_pkts++;
 		op->packets_sent++;
+		if (ph->bcast > 0)
+			*(dest == OR_BD_GROUP ? &op->bcast_multicast : &op->bcast_unicast) += 1;
 	}
 	b->blocked = 0;
 	o->next++;
@@ -213,6 +225,40 @@ static int send_one(struct or_bounded *b, struct or_bounded_op *op, struct or_ph
 	if (o->next == o->npkts)
 		note_sent_all(op, ph, step);
 	return 1;
+}
+
+/*
+ * A phase whose peers all get one region goes once to the group (docs/design.md,
+ * "Multicast"): the packets, headers and tokens of one peer's share, and every peer's
+ * progress follows the first's, so that repair and a fall back to unicast mid-phase find
+ * each where the group left it.
+ */
+static int pump_group(struct or_bounded *b, struct or_bounded_op *op, struct or_phase *ph,
+                      unsigned step)
+{
+	struct or_outbound *lead = &ph->out[ph->order[0]];
+	size_t end = lead->npkts + 1; /* and the extra copy of the last packet */
+	int sent = 0, ret = 1;
+
+	b->share = b->mc.share;
+	if (b->blocked && or_now_us() < b->blocked_until_us)
+		return 0;
+	or_bd_refill(b);
+	while (sent < 64 && lead->next < end && b->mc.on) {
+		ret = send_one(b, op, ph, step, lead, OR_BD_GROUP);
+		for (uint32_t i = 1; i < ph->norder; i++)
+			ph->out[ph->order[i]].next = lead->next;
+		if (ret <= 0)
+			break;
+		sent++;
+	}
+	if (ret < 0)
+		return ret;
+	if (lead->next >= lead->npkts)
+		note_sent_all(op, ph, step);
+	if (lead->next >= end)
+		ph->group = ph->norder;
+	return sent;
 }
 
 /*
@@ -224,6 +270,9 @@ int or_bd_pump(struct or_bounded *b, struct or_bounded_op *op, unsigned step)
 {
 	struct or_phase *ph = &op->ph[step];
 	int budget = 64; /* then return, so receives are reaped between bursts */
+
+	if (or_bd_phase_bcast(b, ph) && b->mc.on)
+		return pump_group(b, op, ph, step);
 
 	/*
 	 * A group smaller than the phase's peers is a sequence that senders go through at
@@ -254,7 +303,7 @@ int or_bd_pump(struct or_bounded *b, struct or_bounded_op *op, unsigned step)
 			if (o->next >= o->npkts + (o->npkts > 0))
 				continue;
 			pending = 1;
-			ret = send_one(b, op, ph, step, o);
+			ret = send_one(b, op, ph, step, o, o->peer);
 			if (ret < 0)
 				return ret;
 			if (ret == 0) {

@@ -57,9 +57,17 @@
  */
 #define OR_WIRE_FLAG_FAILED 0x10
 #define OR_WIRE_NO_RANK     UINT32_MAX
+/*
+ * With CONTROL and nothing else: a multicast probe, sent at a communicator's creation to its
+ * group (offset 0) and a copy to each peer (offset OR_WIRE_PROBE_UNICAST), which says the
+ * sender has begun probing (docs/design.md, "Multicast"); seq, step, length and contrib are
+ * 0.  The highest bit, so that flags added for packets of operations grow from the bottom.
+ */
+#define OR_WIRE_FLAG_PROBE    0x80
+#define OR_WIRE_PROBE_UNICAST 1
 #define OR_WIRE_FLAGS_KNOWN                                                                        \
 	(OR_WIRE_FLAG_LAST | OR_WIRE_FLAG_CONTROL | OR_WIRE_FLAG_REQUEST | OR_WIRE_FLAG_RESENT |   \
-	 OR_WIRE_FLAG_FAILED)
+	 OR_WIRE_FLAG_FAILED | OR_WIRE_FLAG_PROBE)
 
 /* One range of a repair request: packets first .. first + count - 1, 6 bytes on the wire. */
 struct or_wire_range {
@@ -155,6 +163,13 @@ int or_wire_validate(const struct or_wire_hdr *h, const struct or_wire_expect *e
  * any operation.  Returns 0 or an enum or_wire_reject.
  */
 int or_wire_validate_failed(const struct or_wire_hdr *h, const struct or_wire_expect *e);
+
+/*
+ * A multicast probe (which or_wire_validate also rejects as EFLAGS): comm id, sender, flags
+ * exactly CONTROL | PROBE, offset 0 or OR_WIRE_PROBE_UNICAST, and seq, step, length and
+ * contrib 0.  Returns 0 or an enum or_wire_reject.
+ */
+int or_wire_validate_probe(const struct or_wire_hdr *h, const struct or_wire_expect *e);
 
 /*
  * The ranges of a repair request's payload (len bytes, validated) into out (at most max),

@@ -5,7 +5,8 @@
 # Hosts are network namespaces orc-h0..orc-h{N-1}, each with one veth "eth0"
 # (198.18.0.(1+i)/24, MTU 1500) whose peer "hI" is a port of bridge orc-br0 in
 # namespace orc-sw.  Nothing is attached to the root namespace: no default
-# route, no NAT, no address outside 198.18.0.0/24.  See README.md for usage.
+# route, no NAT, no address outside 198.18.0.0/24.  Multicast to 239.192.0.0/14 is routed
+# to eth0 on every host and flooded by the bridge.  See README.md for usage.
 set -euo pipefail
 
 SELF=$(readlink -f "${BASH_SOURCE[0]}")
@@ -17,17 +18,18 @@ NET=198.18.0           # hosts are $NET.(1+i)/24
 PORT=5999              # crossgen serve port (TCP discard + UDP echo) on every host
 IPT=iptables-legacy
 MAXN=200
+MCAST=239.192.0.0/14   # the library's default multicast_range, routed to eth0 on every host
 
 usage() {
 	cat <<'EOF'
-usage: cluster.sh up [-n N] [--rate RATE] [--loss P] [--loss-at ingress|egress]
-                     [--burst BYTES] [--latency MS]
+usage: cluster.sh up [-n N] [--rate RATE] [--rate-at both|egress] [--loss P]
+                     [--loss-at ingress|egress] [--burst BYTES] [--latency MS]
                      [--cross-traffic RATE] [--cross-onoff ON_MS:OFF_MS] [--cross-flows K]
                      [--cross-sync] [--offload]
                      [--straggler H:hog | H:stop:PERIOD_MS:DUTY]...
        cluster.sh down
-       cluster.sh set [--rate RATE] [--loss P] [--loss-at ingress|egress] [--burst BYTES]
-                      [--latency MS]
+       cluster.sh set [--rate RATE] [--rate-at both|egress] [--loss P]
+                      [--loss-at ingress|egress] [--burst BYTES] [--latency MS]
        cluster.sh run [-n N] [--per-host K] [mpirun options...] -- PROGRAM [ARGS...]
        cluster.sh exec H CMD [ARGS...]
        cluster.sh status
@@ -35,6 +37,8 @@ usage: cluster.sh up [-n N] [--rate RATE] [--loss P] [--loss-at ingress|egress]
        cluster.sh tool                          (print path of crossgen binary)
 H is a host index (0), name (h0, orc-h0) or address (198.18.0.1).
 RATE is like 200mbit, 1gbit, 500kbit or bits/s; "0"/"none" = unlimited.
+--rate-at: both (default; what each host sends and what it receives are limited) or
+egress (only what it sends, as clouds cap a VM's egress).
 --loss-at: where each host drops P of its packets: ingress (default; INPUT, the
 packets it receives) or egress (OUTPUT, the packets it sends: the sender's
 sendto fails with EPERM, as with a local firewall rule).
@@ -80,6 +84,7 @@ check_loss_at() {
 	case $1 in ingress | egress) ;; *) die "bad --loss-at '$1' (want ingress or egress)" ;; esac
 }
 
+check_rate_at() { [ "$1" = both ] || [ "$1" = egress ] || die "--rate-at wants both or egress, got '$1'"; }
 check_uint() { [[ $2 =~ ^[0-9]+$ ]] || die "$1 wants a non-negative integer, got '$2'"; }
 
 # host_index ARG -> i  (accepts 3, h3, orc-h3, 198.18.0.4)
@@ -102,6 +107,7 @@ save_config() {
 		printf 'N=%q\n' "$N"
 		printf 'RATE=%q\n' "$RATE"
 		printf 'RATE_BPS=%q\n' "$RATE_BPS"
+		printf 'RATE_AT=%q\n' "$RATE_AT"
 		printf 'LOSS=%q\n' "$LOSS"
 		printf 'LOSS_AT=%q\n' "$LOSS_AT"
 		printf 'BURST=%q\n' "$BURST"
@@ -148,7 +154,12 @@ shape_host() {
 	if [ "$RATE_BPS" -gt 0 ]; then
 		burst=$(eff_burst)
 		tc -n "$ns" qdisc replace dev eth0 root tbf rate "${RATE_BPS}bit" burst "$burst" latency "${LATENCY}ms"
-		tc -n "$SW" qdisc replace dev "h$i" root tbf rate "${RATE_BPS}bit" burst "$burst" latency "${LATENCY}ms"
+		# The switch's port toward the host limits what the host receives.
+		if [ "${RATE_AT:-both}" = egress ]; then
+			tc -n "$SW" qdisc del dev "h$i" root 2>/dev/null || true
+		else
+			tc -n "$SW" qdisc replace dev "h$i" root tbf rate "${RATE_BPS}bit" burst "$burst" latency "${LATENCY}ms"
+		fi
 		if [ "${OFFLOAD:-0}" = 1 ]; then gso_below_burst "$i" $((burst - 1514)); fi
 	else
 		if [ "${OFFLOAD:-0}" = 1 ]; then gso_below_burst "$i" 65536; fi
@@ -246,11 +257,12 @@ up_failed() {
 }
 
 cmd_up() {
-	N=2 RATE=200mbit LOSS=0 LOSS_AT=ingress BURST=auto LATENCY=20 CROSS=0 CROSS_ONOFF=50:50 CROSS_FLOWS=1 CROSS_SYNC=0 OFFLOAD=0 STRAGGLERS=""
+	N=2 RATE=200mbit RATE_AT=both LOSS=0 LOSS_AT=ingress BURST=auto LATENCY=20 CROSS=0 CROSS_ONOFF=50:50 CROSS_FLOWS=1 CROSS_SYNC=0 OFFLOAD=0 STRAGGLERS=""
 	while [ $# -gt 0 ]; do
 		case $1 in
 		-n) N=${2:?}; shift 2 ;;
 		--rate) RATE=${2:?}; shift 2 ;;
+		--rate-at) RATE_AT=${2:?}; shift 2 ;;
 		--loss) LOSS=${2:?}; shift 2 ;;
 		--loss-at) LOSS_AT=${2:?}; shift 2 ;;
 		--burst) BURST=${2:?}; shift 2 ;;
@@ -268,6 +280,7 @@ cmd_up() {
 	check_uint -n "$N"
 	if [ "$N" -lt 1 ] || [ "$N" -gt "$MAXN" ]; then die "-n wants 1..$MAXN"; fi
 	RATE_BPS=$(rate_bps "$RATE")
+	check_rate_at "$RATE_AT"
 	check_prob "$LOSS"
 	check_loss_at "$LOSS_AT"
 	check_offload_loss
@@ -304,6 +317,9 @@ cmd_up() {
 	ip netns add "$SW"
 	ip -n "$SW" link set lo up
 	ip -n "$SW" link add "$BR" type bridge forward_delay 0 stp_state 0
+	# Multicast is flooded to every port, as a switch without IGMP snooping does: with
+	# snooping and no querier, memberships learnt from the joins would expire mid-run.
+	ip -n "$SW" link set "$BR" type bridge mcast_snooping 0
 	ip -n "$SW" link set "$BR" mtu 1500 up
 	ip netns exec "$SW" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 2>/dev/null || true
 	# A cloud's switch does not run the hosts' firewall: with br_netfilter loaded, every
@@ -330,6 +346,7 @@ cmd_up() {
 		ip -n "$ns" addr add "$NET.$((i + 1))/24" dev eth0
 		ip -n "$SW" link set "h$i" up
 		ip -n "$ns" link set eth0 up
+		ip -n "$ns" route add "$MCAST" dev eth0
 		shape_host "$i"
 		rm -rf "/tmp/orc-h$i"
 		mkdir -p "/tmp/orc-h$i"
@@ -408,7 +425,7 @@ cmd_up() {
 		esac
 	done
 	trap - EXIT
-	echo "cluster up: $N hosts ($NET.1-$NET.$N), rate=$RATE loss=$LOSS loss-at=$LOSS_AT cross=$CROSS stragglers=${STRAGGLERS:-none}"
+	echo "cluster up: $N hosts ($NET.1-$NET.$N), rate=$RATE rate-at=$RATE_AT loss=$LOSS loss-at=$LOSS_AT cross=$CROSS stragglers=${STRAGGLERS:-none}"
 }
 
 list_orc_ns() {
@@ -462,9 +479,11 @@ cmd_down() {
 cmd_set() {
 	load_config
 	LOSS_AT=${LOSS_AT:-ingress}
+	RATE_AT=${RATE_AT:-both}
 	while [ $# -gt 0 ]; do
 		case $1 in
 		--rate) RATE=${2:?}; shift 2 ;;
+		--rate-at) RATE_AT=${2:?}; shift 2 ;;
 		--loss) LOSS=${2:?}; shift 2 ;;
 		--loss-at) LOSS_AT=${2:?}; shift 2 ;;
 		--burst) BURST=${2:?}; shift 2 ;;
@@ -473,6 +492,7 @@ cmd_set() {
 		esac
 	done
 	RATE_BPS=$(rate_bps "$RATE")
+	check_rate_at "$RATE_AT"
 	check_prob "$LOSS"
 	check_loss_at "$LOSS_AT"
 	check_offload_loss
@@ -481,7 +501,7 @@ cmd_set() {
 	local i
 	for ((i = 0; i < N; i++)); do shape_host "$i"; done
 	save_config
-	echo "cluster set: rate=$RATE loss=$LOSS loss-at=$LOSS_AT burst=$(eff_burst) latency=${LATENCY}ms"
+	echo "cluster set: rate=$RATE rate-at=$RATE_AT loss=$LOSS loss-at=$LOSS_AT burst=$(eff_burst) latency=${LATENCY}ms"
 }
 
 # host_cmd i -> prints nothing; builds array HOSTCMD that runs "$@" in host i
@@ -550,7 +570,7 @@ cmd_run() {
 cmd_status() {
 	load_config
 	local i ns
-	echo "cluster: N=$N rate=$RATE loss=$LOSS loss-at=${LOSS_AT:-ingress} burst=$(eff_burst) latency=${LATENCY}ms cross=$CROSS onoff=$CROSS_ONOFF flows=${CROSS_FLOWS:-1} sync=${CROSS_SYNC:-0} offload=${OFFLOAD:-0} stragglers=${STRAGGLERS:-none}"
+	echo "cluster: N=$N rate=$RATE rate-at=${RATE_AT:-both} loss=$LOSS loss-at=${LOSS_AT:-ingress} burst=$(eff_burst) latency=${LATENCY}ms cross=$CROSS onoff=$CROSS_ONOFF flows=${CROSS_FLOWS:-1} sync=${CROSS_SYNC:-0} offload=${OFFLOAD:-0} stragglers=${STRAGGLERS:-none}"
 	echo "state: $STATE"
 	for ((i = 0; i < N; i++)); do
 		ns=orc-h$i

@@ -53,6 +53,12 @@ static void check_accepted(const uint8_t *pkt, size_t len, const struct or_wire_
 	    (h->sender >= expect.nranks || h->length || h->contrib || h->step ||
 	     (h->offset >= expect.nranks && h->offset != OR_WIRE_NO_RANK)))
 		abort();
+	/* A multicast probe names a member and carries nothing. */
+	if (or_wire_validate_probe(h, &expect) == OR_WIRE_OK &&
+	    (h->sender >= expect.nranks || h->length || h->contrib || h->step ||
+	     h->offset > OR_WIRE_PROBE_UNICAST || h->seq ||
+	     or_wire_validate(h, &expect) == OR_WIRE_OK))
+		abort();
 	if (or_wire_validate(h, &expect) == OR_WIRE_OK &&
 	    ((uint64_t)h->offset + h->length > step_region[h->step] || h->sender >= expect.nranks ||
 	     h->seq < expect.seq_lo || h->seq >= expect.seq_hi))

@@ -73,6 +73,8 @@ static void wire_seeds(void)
 	write_file("wire", "full-payload", p, datagram(p, 3, 120, 0, 0, 2664, 1432, 2));
 	write_file("wire", "failed", p,
 	           datagram(p, 2, 7, 0, OR_WIRE_FLAG_CONTROL | OR_WIRE_FLAG_FAILED, 3, 0, 0));
+	write_file("wire", "probe", p,
+	           datagram(p, 3, 0, 0, OR_WIRE_FLAG_CONTROL | OR_WIRE_FLAG_PROBE, 0, 0, 0));
 }
 
 /* A seed of the receive-path target: its set-up bytes, then length-prefixed datagrams. */
@@ -127,7 +129,8 @@ static void transpose_seed(const char *name, int when, int big)
 
 /*
  * The ring on 4 ranks, this rank 2, 8 blocks: one step from the left neighbour each; with
- * failed, then a FAILED notice from rank 1 naming rank 3 (peerfail.c).
+ * failed 1, then a FAILED notice from rank 1 naming rank 3 (peerfail.c); with 2, a multicast
+ * probe from rank 1 instead (mcast.c).
  */
 static void ring_seed(const char *name, int failed)
 {
@@ -137,8 +140,10 @@ static void ring_seed(const char *name, int failed)
 	s.buf[1] = 7;
 	for (uint16_t p = 0; p < 6; p++)
 		rx_region(&s, 64, 1, FUZZ_SEQ, p, 2 * BLOCK_BYTES, (uint16_t)(p < 3 ? p + 1 : 4));
-	if (failed)
+	if (failed == 1)
 		rx_add(&s, 1, FUZZ_SEQ, 0, OR_WIRE_FLAG_CONTROL | OR_WIRE_FLAG_FAILED, 3, 0, 0);
+	if (failed == 2)
+		rx_add(&s, 1, 0, 0, OR_WIRE_FLAG_CONTROL | OR_WIRE_FLAG_PROBE, 0, 0, 0);
 	write_file("rx", name, s.buf, s.len);
 }
 
@@ -160,5 +165,6 @@ int main(int argc, char **argv)
 	transpose_seed("transpose-3-1432", 0, 1);
 	ring_seed("ring-4", 0);
 	ring_seed("ring-4-failed", 1);
+	ring_seed("ring-4-probe", 2);
 	return 0;
 }

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# multicast_egress.sh - bounded Transpose with its second phase sent once to a multicast
+# group (B, multicast=on) against unicast to each peer (A, multicast=off), alternating every
+# call, on 4 emulated hosts (docs/design.md, "Multicast"):
+#   egress-4m, egress-16m   100 Mbit/s on each host's egress only (as clouds cap a VM's
+#                           egress): multicast sends S per rank instead of 1.5 S
+#   both-4m                 100 Mbit/s both ways: each host's ingress bounds both alike
+#
+#   bench/scenarios/multicast_egress.sh BENCH_BINARY OUT_DIR [SCENARIO...]
+#
+# Needs root (the emulated cloud); run under flock /tmp/orc-cluster.lock.
+# Table: bench/perf_table.sh ab OUT_DIR/*.
+set -u
+. "$(dirname "$0")/common.sh"
+batch_init "$@"
+ab=(--param multicast=off --compare-param multicast=on)
+pick egress-4m && run egress-4m --rate 100mbit --rate-at egress --no-baseline -- \
+	--sync-start 50 -m 4m:4m --iter-large 40 "${ab[@]}"
+pick egress-16m && run egress-16m --rate 100mbit --rate-at egress --no-baseline -- \
+	--sync-start 50 -m 16m:16m --iter-large 16 --warmup-large 4 "${ab[@]}"
+pick both-4m && run both-4m --rate 100mbit --no-baseline -- \
+	--sync-start 50 -m 4m:4m --iter-large 40 "${ab[@]}"
+echo "== done $(date -u +%H:%M:%S)"
