@@ -56,34 +56,38 @@ static enum or_pace_decision clean(struct or_pacer *p)
 	return OR_PACE_PROBE;
 }
 
+/*
+ * No usual level yet: 1% random loss on a lossy link would read as a jump from 0 and cut
+ * the rate for nothing.  Learn the level (a plain mean), and only back off from loss no
+ * link would call usual.
+ */
+static enum or_pace_decision learn(struct or_pacer *p, const struct or_pace_sample *s)
+{
+	if (s->loss > 0.05 && s->link_bound && p->took_mbps > 0) {
+		/*
+		 * Offered more than the link took, and lost much: that loss is ours (the rate
+		 * limiter's queue overflowing), not the network's usual level.  On 50 Mbit/s
+		 * links the initial 400 Mbit/s lost 24-42% in each warm-up operation; learnt as
+		 * usual, it kept the rate at 209 Mbit/s and 10-40% of every operation lost for
+		 * good.  Start again from what it took.
+		 */
+		p->rate_mbps *= 0.85;
+		if (p->took_mbps < p->rate_mbps)
+			p->rate_mbps = p->took_mbps;
+		return OR_PACE_LEARN;
+	}
+	p->loss_avg += (s->loss - p->loss_avg) / (double)++p->loss_ops;
+	if (s->loss > 0.05)
+		p->rate_mbps *= 0.85;
+	return OR_PACE_LEARN;
+}
+
 static enum or_pace_decision judge(struct or_pacer *p, const struct or_pace_sample *s)
 {
 	int at_usual_level = s->loss <= p->loss_avg + 0.002;
 
-	if (p->loss_ops < OR_PACE_WARMUP) {
-		/*
-		 * No usual level yet: 1% random loss on a lossy link would read as a jump from
-		 * 0 and cut the rate for nothing.  Learn the level (a plain mean), and only back
-		 * off from loss no link would call usual.
-		 */
-		if (s->loss > 0.05 && s->link_bound && p->took_mbps > 0) {
-			/*
-			 * Offered more than the link took, and lost much: that loss is ours (the
-			 * rate limiter's queue overflowing), not the network's usual level.  On
-			 * 50 Mbit/s links the initial 400 Mbit/s lost 24-42% in each warm-up
-			 * operation; learnt as usual, it kept the rate at 209 Mbit/s and 10-40%
-			 * of every operation lost for good.  Start again from what it took.
-			 */
-			p->rate_mbps *= 0.85;
-			if (p->took_mbps < p->rate_mbps)
-				p->rate_mbps = p->took_mbps;
-			return OR_PACE_LEARN;
-		}
-		p->loss_avg += (s->loss - p->loss_avg) / (double)++p->loss_ops;
-		if (s->loss > 0.05)
-			p->rate_mbps *= 0.85;
-		return OR_PACE_LEARN;
-	}
+	if (p->loss_ops < OR_PACE_WARMUP)
+		return learn(p, s);
 	if (s->hit) {
 		/*
 		 * A phase cut at its deadline reports what was still in flight as lost: that is
