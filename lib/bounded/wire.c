@@ -123,8 +123,8 @@ int or_wire_validate(const struct or_wire_hdr *h, const struct or_wire_expect *e
 		return OR_WIRE_ECOMM;
 	if (h->sender >= e->nranks)
 		return OR_WIRE_ERANK;
-	if (h->flags & OR_WIRE_FLAG_FAILED)
-		return OR_WIRE_EFLAGS; /* a notice: or_wire_validate_failed */
+	if (h->flags & (OR_WIRE_FLAG_FAILED | OR_WIRE_FLAG_CONSIST))
+		return OR_WIRE_EFLAGS; /* or_wire_validate_failed, or_wire_validate_consist */
 	if (h->seq < e->seq_lo)
 		return OR_WIRE_EWINDOW_OLD;
 	if (h->seq >= e->seq_hi)
@@ -169,6 +169,26 @@ int or_wire_validate_failed(const struct or_wire_hdr *h, const struct or_wire_ex
 		return OR_WIRE_ELENGTH;
 	if (h->offset >= e->nranks && h->offset != OR_WIRE_NO_RANK)
 		return OR_WIRE_ERANK;
+	return OR_WIRE_OK;
+}
+
+int or_wire_validate_consist(const struct or_wire_hdr *h, const struct or_wire_expect *e)
+{
+	if (h->comm_id != e->comm_id)
+		return OR_WIRE_ECOMM;
+	if (h->sender >= e->nranks)
+		return OR_WIRE_ERANK;
+	if (h->flags == OR_WIRE_FLAG_CONSIST) {
+		if (h->length == 0)
+			return OR_WIRE_ELENGTH;
+	} else if (h->flags == (OR_WIRE_FLAG_CONSIST | OR_WIRE_FLAG_CONTROL)) {
+		if (h->length || h->offset)
+			return OR_WIRE_ELENGTH;
+	} else {
+		return OR_WIRE_EFLAGS;
+	}
+	if (h->step || h->contrib)
+		return OR_WIRE_ELENGTH;
 	return OR_WIRE_OK;
 }
 
