@@ -125,7 +125,8 @@ enum optireduce_phase_end {
 #define OPTIREDUCE_STATUS_BOUNDED        0x1u /* ran on the bounded channel */
 #define OPTIREDUCE_STATUS_FELL_BACK      0x2u /* asked bounded, ran exact (dtype/op) */
 #define OPTIREDUCE_STATUS_DEADLINE_FIRED 0x4u
-#define OPTIREDUCE_STATUS_INCOMPLETE     0x8u /* some data was estimated */
+#define OPTIREDUCE_STATUS_INCOMPLETE     0x8u  /* some data was estimated */
+#define OPTIREDUCE_STATUS_CONSISTENT     0x10u /* ranks agreed (parameter consistent) */
 
 /*
  * What one operation did.  In exact mode the loss fields are zero.  Phase
@@ -169,6 +170,17 @@ struct optireduce_status {
 	uint64_t packets_recv_failed; /* receive completions with an error status: reposted */
 	uint64_t packets_stranger;    /* from outside the communicator, or for another one:
 	                                 dropped */
+	/* Parameter consistent: the agreement after the final phase (docs/design.md,
+	 * "Replica-consistent results"): from the phase's close to every peer's bitmap, bytes of
+	 * bitmaps and requests this rank sent, final-phase packets every rank replaced (lost by
+	 * some rank), of them those this rank had received, blocks that lost everything and were
+	 * set to zero, and requests for bitmaps that did not come. */
+	double consistent_us;
+	uint64_t consistent_bytes;
+	uint64_t consistent_packets_replaced;
+	uint64_t consistent_packets_discarded;
+	uint64_t consistent_blocks_zeroed;
+	uint64_t consistent_asks;
 };
 
 typedef struct optireduce_ctx optireduce_ctx_t;

@@ -150,9 +150,14 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "Bounded mode: receivers ask senders again for the datagrams a phase misses, and "       \
 	  "senders resend them, while the phase's deadline leaves a round trip and peers still "   \
 	  "wait for the receiver's next phase; 0 = what did not arrive is only estimated")         \
+	X(CONSISTENT, "consistent", OR_PT_BOOL, "0", "", "",                                       \
+	  "Bounded mode: every rank ends every operation with bit-identical output: ranks "        \
+	  "exchange loss bitmaps of the final phase and estimate the union of what any rank "      \
+	  "lost the same way; runs Transpose; waits for every peer's bitmap (asking again), "      \
+	  "at most peer_timeout_ms")                                                               \
 	X(INJECT_LOSS, "inject_loss", OR_PT_DOUBLE, "0", "0", "1",                                 \
 	  "Testing: drop this fraction of outgoing bounded datagrams (seeded): data packets "      \
-	  "but a phase's last ones, repair requests and resends")                                  \
+	  "but a phase's last ones, repair requests and resends, consistent's bitmaps")            \
 	X(INJECT_SEED, "inject_seed", OR_PT_INT, "1", "0", "9223372036854775807",                  \
 	  "Testing: seed of injected loss and delay")                                              \
 	X(INJECT_DELAY, "inject_delay", OR_PT_STRING, "", "", "",                                  \
