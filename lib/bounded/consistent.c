@@ -241,6 +241,11 @@ int or_bop_consist_ready(struct or_coll *c)
 
 	if (!s || !s->closed)
 		return -OPTIREDUCE_EINVAL;
+	/* Peers that keep sending other operations' datagrams but never this bitmap (ranks
+	 * that disagree on the parameter) are not judged dead: the wait has the same bound. */
+	if (s->nfrag && s->done < c->size - 1 &&
+	    now - s->close_us > 1e3 * (double)or_bd_param_i(b, OR_P_PEER_TIMEOUT_MS))
+		return -OPTIREDUCE_ETIMEDOUT;
 	if (s->nfrag && s->done < c->size - 1) {
 		if (now - s->ask_us >= s->ask_gap_us) {
 			ask(b, c->bop, s);
