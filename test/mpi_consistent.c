@@ -6,6 +6,7 @@
  * whose error follows the loss every rank agreed to replace.
  *
  *   mpi_consistent [-q] [--loss P] [--ops T] [--count N] [--repair 0|1] [--late]
+ *   mpi_consistent --disagree
  *
  * Each operation's output is hashed (FNV-1a over its bytes); MPI_Allreduce of the hash's
  * minimum and maximum over ranks must agree, in every operation.  Over the T operations
@@ -14,6 +15,10 @@
  * the estimator's q/(1-q) for the loss q of each phase (the reduce-scatter's as this rank
  * saw it, the all-gather's as all ranks replaced it), with room for bursts.
  * Without --loss the cases 1 %, 5 % and 20 % run in turn.
+ *
+ * --disagree: only rank 0 turns consistent on, so no peer ever sends it a bitmap while
+ * they all keep sending; it must fail within peer_timeout_ms (2 s here), not hang, and the
+ * others learn it (their next operation fails).
  */
 #include <math.h>
 #include <stdio.h>
@@ -214,18 +219,55 @@ static void run_case(optireduce_comm_t *comm, size_t count, double p, int ops, i
 	free(m2);
 }
 
+static void disagree(optireduce_comm_t *comm, size_t count)
+{
+	float *s = calloc(count, 4), *r = calloc(count, 4);
+	int ret = 0, first = -1;
+	double t0 = MPI_Wtime(), took = 0;
+
+	set(comm, "peer_timeout_ms", "2000");
+	set(comm, "consistent", rank == 0 ? "1" : "0");
+	/* The same number of barriers on every rank, failed or not. */
+	for (int k = 0; k < 3; k++) {
+		int rc;
+		MPI_Barrier(MPI_COMM_WORLD);
+		rc = optireduce_allreduce(comm, s, r, count, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM,
+		                          NULL);
+		if (rc && first < 0) {
+			first = k;
+			ret = rc;
+			took = MPI_Wtime() - t0;
+		}
+	}
+	if (first < 0)
+		took = MPI_Wtime() - t0;
+	if (rank == 0)
+		printf("consistent on rank 0 only: rank 0 failed in operation %d after %.2f s: "
+		       "%s\n",
+		       first, took, optireduce_strerror(ret));
+	if (ret != -OPTIREDUCE_ETIMEDOUT && ret != -OPTIREDUCE_EPEER)
+		FAIL("disagreeing ranks: %s after %.2f s, want a timeout or a peer error\n",
+		     optireduce_strerror(ret), took);
+	/* Rank 0 within peer_timeout_ms and slack; the others learn it in their next call. */
+	if (rank == 0 && took > 2.0 + 3.0)
+		FAIL("disagreeing ranks: failed only after %.2f s (peer_timeout_ms 2000)\n", took);
+	free(s);
+	free(r);
+}
+
 int main(int argc, char **argv)
 {
 	optireduce_ctx_t *ctx;
 	optireduce_comm_t *comm;
 	double loss = -1;
-	int quick = 0, ops = 1000, late = 0, total;
+	int quick = 0, ops = 1000, late = 0, total, dis = 0;
 	size_t count = 16384;
 	const char *repair = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		quick |= strcmp(argv[i], "-q") == 0;
 		late |= strcmp(argv[i], "--late") == 0;
+		dis |= strcmp(argv[i], "--disagree") == 0;
 		if (strcmp(argv[i], "--loss") == 0 && i + 1 < argc)
 			loss = atof(argv[++i]);
 		if (strcmp(argv[i], "--ops") == 0 && i + 1 < argc)
@@ -243,7 +285,9 @@ int main(int argc, char **argv)
 	set(comm, "timeout_us", "2000000");
 	if (repair)
 		set(comm, "repair", repair);
-	if (loss >= 0) {
+	if (dis) {
+		disagree(comm, count);
+	} else if (loss >= 0) {
 		run_case(comm, count, loss, ops, late);
 	} else {
 		run_case(comm, count, 0.01, quick ? 200 : ops, late);
