@@ -433,6 +433,18 @@ static void test_consist(void)
 	CHECK_RC(or_wire_validate_consist(&h, &expect), OR_WIRE_ELENGTH, "request at an offset");
 	h = n, h.flags |= OR_WIRE_FLAG_LAST;
 	CHECK_RC(or_wire_validate_consist(&h, &expect), OR_WIRE_EFLAGS, "CONSIST with LAST");
+	h = n, h.flags |= OR_WIRE_FLAG_RESENT, h.offset = 1432;
+	CHECK_RC(or_wire_validate_consist(&h, &expect), OR_WIRE_OK, "a fetched packet");
+	h.length = 0;
+	CHECK_RC(or_wire_validate_consist(&h, &expect), OR_WIRE_ELENGTH, "empty fetched packet");
+	h = n, h.flags |= OR_WIRE_FLAG_REQUEST, h.length = 2 * OR_WIRE_RANGE_SIZE;
+	CHECK_RC(or_wire_validate_consist(&h, &expect), OR_WIRE_OK, "a fetch request");
+	h.length = 7;
+	CHECK_RC(or_wire_validate_consist(&h, &expect), OR_WIRE_ELENGTH, "partial range");
+	h.length = OR_WIRE_RANGE_SIZE, h.offset = 6;
+	CHECK_RC(or_wire_validate_consist(&h, &expect), OR_WIRE_ELENGTH, "request at an offset");
+	h = n, h.flags |= OR_WIRE_FLAG_REQUEST | OR_WIRE_FLAG_RESENT;
+	CHECK_RC(or_wire_validate_consist(&h, &expect), OR_WIRE_EFLAGS, "REQUEST and RESENT");
 	h = n, h.step = 1;
 	CHECK_RC(or_wire_validate_consist(&h, &expect), OR_WIRE_ELENGTH, "fragment with a step");
 	h = n, h.contrib = 1;

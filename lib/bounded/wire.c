@@ -184,6 +184,12 @@ int or_wire_validate_consist(const struct or_wire_hdr *h, const struct or_wire_e
 	} else if (h->flags == (OR_WIRE_FLAG_CONSIST | OR_WIRE_FLAG_CONTROL)) {
 		if (h->length || h->offset)
 			return OR_WIRE_ELENGTH;
+	} else if (h->flags == (OR_WIRE_FLAG_CONSIST | OR_WIRE_FLAG_REQUEST)) {
+		if (h->length == 0 || h->length % OR_WIRE_RANGE_SIZE || h->offset)
+			return OR_WIRE_ELENGTH;
+	} else if (h->flags == (OR_WIRE_FLAG_CONSIST | OR_WIRE_FLAG_RESENT)) {
+		if (h->length == 0)
+			return OR_WIRE_ELENGTH;
 	} else {
 		return OR_WIRE_EFLAGS;
 	}

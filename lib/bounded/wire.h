@@ -61,7 +61,9 @@
  * Agreement of parameter consistent (docs/design.md, "Replica-consistent results"): alone,
  * one fragment of the sender's loss bitmap of operation seq's final phase (offset: its byte
  * offset in the bitmap, a multiple of the payload size; length > 0; step and contrib 0);
- * with CONTROL and no payload, "send me your bitmap of seq".
+ * with CONTROL and no payload, "send me your bitmap of seq"; with REQUEST, ranges of
+ * packets of the receiver's final-phase shard to send (offset 0); with RESENT, one such
+ * packet (offset: its byte offset in the shard).
  */
 #define OR_WIRE_FLAG_CONSIST 0x20
 #define OR_WIRE_FLAGS_KNOWN                                                                        \
@@ -165,8 +167,9 @@ int or_wire_validate_failed(const struct or_wire_hdr *h, const struct or_wire_ex
 
 /*
  * A CONSIST datagram (which or_wire_validate rejects as EFLAGS: it belongs to no phase):
- * comm id, sender, flags exactly CONSIST with a payload or CONSIST | CONTROL without, step
- * and contrib 0, a request's offset 0.  Its seq and offset are checked by the receiver
+ * comm id, sender, flags exactly CONSIST or CONSIST | RESENT with a payload, CONSIST |
+ * CONTROL without, CONSIST | REQUEST with whole ranges; step and contrib 0, a request's
+ * offset 0.  Its seq and offset are checked by the receiver
  * against the operation it names.  Returns 0 or an enum or_wire_reject.
  */
 int or_wire_validate_consist(const struct or_wire_hdr *h, const struct or_wire_expect *e);
