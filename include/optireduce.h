@@ -174,13 +174,17 @@ struct optireduce_status {
 	 * "Replica-consistent results"): from the phase's close to every peer's bitmap, bytes of
 	 * bitmaps and requests this rank sent, final-phase packets every rank replaced (lost by
 	 * some rank), of them those this rank had received, blocks that lost everything and were
-	 * set to zero, and requests for bitmaps that did not come. */
+	 * set to zero (none, unless fetching failed), and requests for bitmaps that did not come
+	 * and for packets to fetch. */
 	double consistent_us;
 	uint64_t consistent_bytes;
 	uint64_t consistent_packets_replaced;
 	uint64_t consistent_packets_discarded;
 	uint64_t consistent_blocks_zeroed;
 	uint64_t consistent_asks;
+	/* Final-phase packets this rank fetched from their owners: blocks that every rank
+	 * would otherwise have had nothing of. */
+	uint64_t consistent_packets_fetched;
 };
 
 typedef struct optireduce_ctx optireduce_ctx_t;

@@ -113,6 +113,7 @@ static void add_net_status(struct or_hier *h, optireduce_req_t *r,
 	s->consistent_packets_discarded += st->consistent_packets_discarded;
 	s->consistent_blocks_zeroed += st->consistent_blocks_zeroed;
 	s->consistent_asks += st->consistent_asks;
+	s->consistent_packets_fetched += st->consistent_packets_fetched;
 }
 
 /* The leader: the result area through the leaders' communicator, then published. */

@@ -16,41 +16,10 @@
 #include <string.h>
 
 #include "bounded_int.h"
+#include "consistent.h"
 #include "reduce.h"
 #include "repair.h"
 #include "wire.h"
-
-/* Own bitmaps kept to answer requests: while a peer waits for this rank's bitmap of
- * operation s, this rank starts nothing past s + 2 OR_INFLIGHT_MAX - 1 (docs/design.md,
- * "Replica-consistent results"). */
-#define OR_CONS_KEPT      (2 * OR_INFLIGHT_MAX)
-#define OR_CONS_COPIES    2     /* each fragment is sent twice when the phase closes */
-#define OR_CONS_ASK_US    2000  /* first request this long after the close */
-#define OR_CONS_ASK_MAXUS 20000 /* requests back off up to this gap */
-
-struct or_cons_kept {
-	uint64_t seq;
-	int valid;
-	size_t nbytes;
-	uint8_t *bits;
-};
-
-struct or_cons_chan {
-	struct or_cons_kept kept[OR_CONS_KEPT];
-};
-
-struct or_cons {
-	unsigned phase; /* the final phase */
-	size_t nbits, nbytes, nfrag;
-	size_t *first; /* [size + 1]: owner r's packets are bits first[r] .. first[r + 1] - 1 */
-	uint8_t *uni;  /* union of the bitmaps heard, own included once closed */
-	uint8_t *frag; /* [size * nfrag]: fragments heard from each peer */
-	uint32_t *got; /* [size]: fragments heard from each peer */
-	uint32_t done; /* peers whose whole bitmap was heard */
-	int closed;
-	double close_us, ask_us, ask_gap_us;
-	uint64_t bytes, asks;
-};
 
 int or_bd_consist_on(const struct or_bounded *b)
 {
@@ -62,13 +31,7 @@ int or_bop_consistent(const struct or_coll *c)
 	return c->bounded && c->comm->bounded && or_bd_consist_on(c->comm->bounded);
 }
 
-static int bit(const uint8_t *m, size_t i)
-{
-	return m[i / 8] >> (i % 8) & 1;
-}
-
-/* Packets of owner r's region of the final phase, as every rank counts them. */
-static size_t owner_pkts(struct or_bounded_op *op, unsigned phase, uint32_t r)
+size_t or_cons_owner_pkts(struct or_bounded_op *op, unsigned phase, uint32_t r)
 {
 	struct or_phase *ph = &op->ph[phase];
 	uint32_t n = op->c->size, me = op->c->rank;
@@ -85,8 +48,7 @@ static size_t owner_pkts(struct or_bounded_op *op, unsigned phase, uint32_t r)
 	return 0;
 }
 
-/* The operation's agreement state, made on first use once its phases are declared. */
-static struct or_cons *cons_of(struct or_bounded *b, struct or_bounded_op *op)
+struct or_cons *or_cons_of(struct or_bounded *b, struct or_bounded_op *op)
 {
 	uint32_t n = op->c->size;
 	struct or_cons *s;
@@ -101,7 +63,7 @@ static struct or_cons *cons_of(struct or_bounded *b, struct or_bounded_op *op)
 	s->got = calloc(n, sizeof(*s->got));
 	if (s->first && s->got)
 		for (uint32_t r = 0; r < n; r++)
-			s->first[r + 1] = s->first[r] + owner_pkts(op, s->phase, r);
+			s->first[r + 1] = s->first[r] + or_cons_owner_pkts(op, s->phase, r);
 	s->nbits = s->first ? s->first[n] : 0;
 	s->nbytes = (s->nbits + 7) / 8;
 	s->nfrag = (s->nbytes + b->payload - 1) / b->payload;
@@ -126,6 +88,7 @@ void or_bd_consist_free_op(struct or_bounded_op *op)
 	free(s->uni);
 	free(s->frag);
 	free(s->got);
+	free(s->need);
 	free(s);
 	op->cons = NULL;
 }
@@ -134,8 +97,10 @@ void or_bd_consist_free(struct or_bounded *b)
 {
 	if (!b->consist)
 		return;
-	for (unsigned k = 0; k < OR_CONS_KEPT; k++)
+	for (unsigned k = 0; k < OR_CONS_KEPT; k++) {
 		free(b->consist->kept[k].bits);
+		or_cons_fkept_free(&b->consist->fk[k]);
+	}
 	free(b->consist);
 	b->consist = NULL;
 }
@@ -184,7 +149,7 @@ int or_bop_consist_close(struct or_coll *c, unsigned phase)
 {
 	struct or_bounded *b = c->comm->bounded;
 	struct or_bounded_op *op = c->bop;
-	struct or_cons *s = cons_of(b, op);
+	struct or_cons *s = or_cons_of(b, op);
 	uint8_t *own;
 
 	if (!s)
@@ -243,7 +208,7 @@ int or_bop_consist_ready(struct or_coll *c)
 		return -OPTIREDUCE_EINVAL;
 	/* Peers that keep sending other operations' datagrams but never this bitmap (ranks
 	 * that disagree on the parameter) are not judged dead: the wait has the same bound. */
-	if (s->nfrag && s->done < c->size - 1 &&
+	if (((s->nfrag && s->done < c->size - 1) || s->nneed) &&
 	    now - s->close_us > 1e3 * (double)or_bd_param_i(b, OR_P_PEER_TIMEOUT_MS))
 		return -OPTIREDUCE_ETIMEDOUT;
 	if (s->nfrag && s->done < c->size - 1) {
@@ -256,22 +221,29 @@ int or_bop_consist_ready(struct or_coll *c)
 		}
 		return 0;
 	}
+	if (!s->planned) {
+		int ret = or_cons_fetch_plan(b, c->bop, s);
+		if (ret < 0)
+			return ret;
+	}
+	if (!or_cons_fetch_done(b, c->bop, s))
+		return 0;
 	c->status->flags |= OPTIREDUCE_STATUS_CONSISTENT;
+	c->status->consistent_packets_fetched = s->fetched;
 	c->status->consistent_us = now - s->close_us;
 	c->status->consistent_bytes = s->bytes;
 	c->status->consistent_asks = s->asks;
 	return 1;
 }
 
-/* Elements of [lo, hi) (bytes of owner's region) in packets outside the union. */
-static size_t agreed_elems(const struct or_bounded *b, const struct or_cons *s, size_t first,
-                           size_t npkts, size_t lo, size_t hi, size_t es)
+size_t or_cons_agreed_elems(const struct or_bounded *b, const struct or_cons *s, size_t first,
+                            size_t npkts, size_t lo, size_t hi, size_t es)
 {
 	size_t got = 0;
 
 	for (size_t p = lo / b->payload; p < npkts && p * b->payload < hi; p++) {
 		size_t a = p * b->payload, z = a + b->payload;
-		if (bit(s->uni, first + p))
+		if (or_cons_bit(s->uni, first + p))
 			continue;
 		got += ((z < hi ? z : hi) - (a > lo ? a : lo)) / es;
 	}
@@ -297,7 +269,7 @@ int or_bop_consist_apply(struct or_coll *c, uint32_t owner, void *shard, size_t 
 	in = owner == c->rank ? NULL : or_bd_inbound_of(&op->ph[s->phase], c->size, owner);
 	for (size_t p = 0; p < npkts; p++) {
 		size_t a = p * b->payload, z = a + b->payload < bytes ? a + b->payload : bytes;
-		if (!bit(s->uni, first + p) || a >= bytes)
+		if (!or_cons_bit(s->uni, first + p) || a >= bytes)
 			continue;
 		memset(d + a, 0, z - a);
 		lost++;
@@ -310,7 +282,7 @@ int or_bop_consist_apply(struct or_coll *c, uint32_t owner, void *shard, size_t 
 	c->status->flags |= OPTIREDUCE_STATUS_INCOMPLETE;
 	for (size_t lo = 0; lo < elems; lo += be) {
 		size_t n = elems - lo < be ? elems - lo : be;
-		size_t k = agreed_elems(b, s, first, npkts, lo * es, (lo + n) * es, es);
+		size_t k = or_cons_agreed_elems(b, s, first, npkts, lo * es, (lo + n) * es, es);
 		if (k == 0)
 			zeroed++; /* nothing every rank holds: zero, on every rank */
 		else if (k < n && rescale)
@@ -330,7 +302,7 @@ static void fragment(struct or_bounded *b, const struct or_wire_hdr *h, const ui
 	for (unsigned i = 0; i < b->nops && !op; i++)
 		if (b->ops[i]->c->seq == h->seq)
 			op = b->ops[i];
-	if (!op || !(s = cons_of(b, op))) {
+	if (!op || !(s = or_cons_of(b, op))) {
 		b->stats.packets_stale++; /* over here, or not begun: asked for when needed */
 		return;
 	}
@@ -367,6 +339,10 @@ int or_bd_consist_rx(struct or_bounded *b, const struct or_wire_hdr *h, const ui
 	}
 	if (ret || h->sender == b->comm->rank) {
 		b->stats.packets_invalid++;
+		return 0;
+	}
+	if (h->flags & (OR_WIRE_FLAG_REQUEST | OR_WIRE_FLAG_RESENT)) {
+		or_cons_fetch_rx(b, h, payload);
 		return 0;
 	}
 	if (!(h->flags & OR_WIRE_FLAG_CONTROL)) {

@@ -78,6 +78,7 @@ class Status(ctypes.Structure):
         ("consistent_packets_discarded", ctypes.c_uint64),
         ("consistent_blocks_zeroed", ctypes.c_uint64),
         ("consistent_asks", ctypes.c_uint64),
+        ("consistent_packets_fetched", ctypes.c_uint64),
     ]
 
 
