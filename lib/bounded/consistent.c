@@ -337,7 +337,8 @@ int or_bd_consist_rx(struct or_bounded *b, const struct or_wire_hdr *h, const ui
 		b->stats.packets_stranger++;
 		return 0;
 	}
-	if (ret || h->sender == b->comm->rank) {
+	/* Without the parameter here, nothing of the agreement is kept or answered. */
+	if (ret || h->sender == b->comm->rank || !or_bd_consist_on(b)) {
 		b->stats.packets_invalid++;
 		return 0;
 	}
