@@ -73,6 +73,17 @@ static void wire_seeds(void)
 	write_file("wire", "full-payload", p, datagram(p, 3, 120, 0, 0, 2664, 1432, 2));
 	write_file("wire", "failed", p,
 	           datagram(p, 2, 7, 0, OR_WIRE_FLAG_CONTROL | OR_WIRE_FLAG_FAILED, 3, 0, 0));
+	/* Parameter consistent: a bitmap fragment, a request for it, a fetch request of one
+	 * range and a fetched packet. */
+	write_file("wire", "consist-bitmap", p,
+	           datagram(p, 1, 100, 0, OR_WIRE_FLAG_CONSIST, 0, 12, 0));
+	write_file("wire", "consist-ask", p,
+	           datagram(p, 3, 130, 0, OR_WIRE_FLAG_CONSIST | OR_WIRE_FLAG_CONTROL, 0, 0, 0));
+	write_file("wire", "consist-fetch", p,
+	           datagram(p, 2, 101, 0, OR_WIRE_FLAG_CONSIST | OR_WIRE_FLAG_REQUEST, 0,
+	                    OR_WIRE_RANGE_SIZE, 0));
+	write_file("wire", "consist-fetched", p,
+	           datagram(p, 4, 150, 0, OR_WIRE_FLAG_CONSIST | OR_WIRE_FLAG_RESENT, 1432, 1432, 0));
 }
 
 /* A seed of the receive-path target: its set-up bytes, then length-prefixed datagrams. */
