@@ -215,7 +215,7 @@ int or_bop_consist_ready(struct or_coll *c)
 		if (now - s->ask_us >= s->ask_gap_us) {
 			ask(b, c->bop, s);
 			s->ask_us = now;
-			s->ask_gap_us *= 1.5;
+			s->ask_gap_us *= 1.25;
 			if (s->ask_gap_us > OR_CONS_ASK_MAXUS)
 				s->ask_gap_us = OR_CONS_ASK_MAXUS;
 		}

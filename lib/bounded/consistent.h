@@ -14,10 +14,13 @@
 /* Own bitmaps kept to answer requests: while a peer waits for this rank's bitmap of
  * operation s, this rank starts nothing past s + 2 OR_INFLIGHT_MAX - 1 (docs/design.md,
  * "Replica-consistent results"). */
-#define OR_CONS_KEPT      (2 * OR_INFLIGHT_MAX)
-#define OR_CONS_COPIES    2     /* each fragment is sent twice when the phase closes */
-#define OR_CONS_ASK_US    2000  /* first request this long after the close */
-#define OR_CONS_ASK_MAXUS 20000 /* requests back off up to this gap */
+#define OR_CONS_KEPT        (2 * OR_INFLIGHT_MAX)
+#define OR_CONS_COPIES      2     /* each fragment is sent twice when the phase closes */
+#define OR_CONS_ASK_US      1000  /* first request for bitmaps this long after the close */
+#define OR_CONS_ASK_MAXUS   5000  /* requests for bitmaps back off up to this gap */
+#define OR_CONS_FETCH_US    2000  /* a fetch not answered is asked again after this, */
+#define OR_CONS_FETCH_MAXUS 20000 /* backing off up to this gap */
+#define OR_CONS_FETCH_PKTS  128   /* packets asked of one owner at a time */
 
 struct or_cons_kept {
 	uint64_t seq;
@@ -57,6 +60,7 @@ struct or_cons {
 	int planned;
 	uint8_t *need; /* bits as uni: packets this rank still fetches */
 	size_t nneed;
+	size_t inflight; /* packets asked for in the last round and not come yet */
 	double fetch_us, fetch_gap_us;
 	uint64_t fetched;
 };

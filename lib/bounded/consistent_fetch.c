@@ -135,25 +135,30 @@ int or_cons_fetch_plan(struct or_bounded *b, struct or_bounded_op *op, struct or
 	free(f);
 	s->planned = 1;
 	s->fetch_us = 0;
-	s->fetch_gap_us = OR_CONS_ASK_US;
+	s->fetch_gap_us = OR_CONS_FETCH_US;
 	return 0;
 }
 
-/* One request to owner r for (up to OR_REPAIR_RANGES ranges of) what this rank needs. */
+/* One request to owner r for up to OR_CONS_FETCH_PKTS packets this rank needs. */
 static void ask_owner(struct or_bounded *b, struct or_bounded_op *op, struct or_cons *s, uint32_t r)
 {
 	struct or_wire_range rg[OR_REPAIR_RANGES];
 	uint8_t payload[OR_REPAIR_RANGES * OR_WIRE_RANGE_SIZE];
-	size_t first = s->first[r], npkts = s->first[r + 1] - first, n = 0;
+	size_t first = s->first[r], npkts = s->first[r + 1] - first, n = 0, pkts = 0;
 	struct or_wire_hdr h;
 
-	for (size_t p = 0; p < npkts && n < OR_REPAIR_RANGES; p++) {
+	/* A few at a time, the next as they come: a whole shard asked at once would come back
+	 * as a burst the receiver's socket drops, and again with every request. */
+	for (size_t p = 0; p < npkts && pkts < OR_CONS_FETCH_PKTS; p++) {
 		if (!or_cons_bit(s->need, first + p))
 			continue;
-		if (n && rg[n - 1].first + rg[n - 1].count == p && rg[n - 1].count < UINT16_MAX)
+		if (n && rg[n - 1].first + rg[n - 1].count == p)
 			rg[n - 1].count++;
-		else
+		else if (n < OR_REPAIR_RANGES)
 			rg[n++] = (struct or_wire_range){(uint32_t)p, 1};
+		else
+			break;
+		pkts++;
 	}
 	if (!n)
 		return;
@@ -163,6 +168,7 @@ static void ask_owner(struct or_bounded *b, struct or_bounded_op *op, struct or_
 	if (or_rep_send(b, op, r, &h, payload))
 		s->bytes += OR_WIRE_HDR_SIZE + h.length;
 	s->asks++;
+	s->inflight += pkts;
 }
 
 int or_cons_fetch_done(struct or_bounded *b, struct or_bounded_op *op, struct or_cons *s)
@@ -171,16 +177,18 @@ int or_cons_fetch_done(struct or_bounded *b, struct or_bounded_op *op, struct or
 
 	if (!s->nneed)
 		return 1;
-	if (s->fetch_us && now - s->fetch_us < s->fetch_gap_us)
+	/* Again once the last round came whole, or when it is overdue. */
+	if (s->fetch_us && s->inflight && now - s->fetch_us < s->fetch_gap_us)
 		return 0;
+	if (s->inflight) { /* overdue: back off */
+		s->fetch_gap_us *= 1.5;
+		if (s->fetch_gap_us > OR_CONS_FETCH_MAXUS)
+			s->fetch_gap_us = OR_CONS_FETCH_MAXUS;
+	}
+	s->inflight = 0;
 	for (uint32_t r = 0; r < op->c->size; r++)
 		if (r != op->c->rank)
 			ask_owner(b, op, s, r);
-	if (s->fetch_us) {
-		s->fetch_gap_us *= 1.5;
-		if (s->fetch_gap_us > OR_CONS_ASK_MAXUS)
-			s->fetch_gap_us = OR_CONS_ASK_MAXUS;
-	}
 	s->fetch_us = now;
 	return 0;
 }
@@ -281,6 +289,8 @@ static void arrived(struct or_bounded *b, const struct or_wire_hdr *h, const uin
 	clear_bit(s->need, s->first[h->sender] + p);
 	s->nneed--;
 	s->fetched++;
+	if (s->inflight)
+		s->inflight--;
 }
 
 void or_cons_fetch_rx(struct or_bounded *b, const struct or_wire_hdr *h, const uint8_t *payload)
