@@ -266,6 +266,28 @@ static int bounded_reduce(struct or_coll *c, struct tar_state *st)
 	return 0;
 }
 
+/*
+ * Parameter consistent: once every rank's loss bitmap is here, every owner's shard (this
+ * rank's own too) loses what any rank lost and is rescaled by what is left, the same on
+ * every rank (docs/design.md, "Replica-consistent results").
+ */
+static int bounded_agree(struct or_coll *c, struct tar_state *st)
+{
+	int ret = or_bop_consist_ready(c);
+
+	if (ret <= 0)
+		return ret < 0 ? ret : OPTIREDUCE_INPROGRESS;
+	for (uint32_t p = 0; p < c->size; p++) {
+		ret = or_bop_consist_apply(c, p, st->result + shard_off(c, st, p) * c->esize,
+		                           shard_len(c, st, p));
+		if (ret < 0)
+			return ret;
+	}
+	c->rbuf = st->result; /* the core decodes from here: no copy back */
+	st->stage = 2;
+	return 0;
+}
+
 static int bounded_progress(struct or_coll *c, struct tar_state *st)
 {
 	int ret;
@@ -284,6 +306,13 @@ static int bounded_progress(struct or_coll *c, struct tar_state *st)
 	if (st->stage == 1) {
 		if (!or_bop_phase_try_close(c, 1))
 			return OPTIREDUCE_INPROGRESS;
+		if (or_bop_consistent(c)) {
+			ret = or_bop_consist_close(c, 1);
+			if (ret)
+				return ret;
+			st->stage = 3;
+			return bounded_agree(c, st);
+		}
 		for (uint32_t p = 0; p < c->size; p++) {
 			if (p == c->rank)
 				continue;
@@ -347,6 +376,8 @@ static int tar_progress(struct or_coll *c)
 
 	if (st->stage == 2)
 		return 0;
+	if (st->stage == 3)
+		return bounded_agree(c, st);
 	return c->bounded ? bounded_progress(c, st) : exact_progress(c, st);
 }
 

@@ -125,7 +125,8 @@ enum optireduce_phase_end {
 #define OPTIREDUCE_STATUS_BOUNDED        0x1u /* ran on the bounded channel */
 #define OPTIREDUCE_STATUS_FELL_BACK      0x2u /* asked bounded, ran exact (dtype/op) */
 #define OPTIREDUCE_STATUS_DEADLINE_FIRED 0x4u
-#define OPTIREDUCE_STATUS_INCOMPLETE     0x8u /* some data was estimated */
+#define OPTIREDUCE_STATUS_INCOMPLETE     0x8u  /* some data was estimated */
+#define OPTIREDUCE_STATUS_CONSISTENT     0x10u /* ranks agreed (parameter consistent) */
 
 /*
  * What one operation did.  In exact mode the loss fields are zero.  Phase
@@ -173,6 +174,21 @@ struct optireduce_status {
 	 * to the communicator's multicast group, and sent to each peer (parameter multicast). */
 	uint64_t bcast_multicast;
 	uint64_t bcast_unicast;
+	/* Parameter consistent: the agreement after the final phase (docs/design.md,
+	 * "Replica-consistent results"): from the phase's close to every peer's bitmap, bytes of
+	 * bitmaps and requests this rank sent, final-phase packets every rank replaced (lost by
+	 * some rank), of them those this rank had received, blocks that lost everything and were
+	 * set to zero (none, unless fetching failed), and requests for bitmaps that did not come
+	 * and for packets to fetch. */
+	double consistent_us;
+	uint64_t consistent_bytes;
+	uint64_t consistent_packets_replaced;
+	uint64_t consistent_packets_discarded;
+	uint64_t consistent_blocks_zeroed;
+	uint64_t consistent_asks;
+	/* Final-phase packets this rank fetched from their owners: blocks that every rank
+	 * would otherwise have had nothing of. */
+	uint64_t consistent_packets_fetched;
 };
 
 typedef struct optireduce_ctx optireduce_ctx_t;

@@ -131,6 +131,21 @@ int or_bop_finalize_region(struct or_coll *c, unsigned phase, uint32_t sender, c
 int or_bop_finalize_region_from(struct or_coll *c, unsigned phase, uint32_t sender, const void *own,
                                 uint32_t own_contrib, size_t elems);
 
+/*
+ * Replica-consistent results (parameter consistent; docs/design.md, "Replica-consistent
+ * results"), for an algorithm whose final phase sends each owner's region to every rank.
+ * or_bop_consistent says whether the operation runs them.  Once the final phase closed,
+ * or_bop_consist_close sends this rank's loss bitmap to every peer; or_bop_consist_ready
+ * returns 0 until every peer's bitmap is here (asking again meanwhile), then 1; then
+ * or_bop_consist_apply, for every owner's region of the final phase (this rank's own
+ * included), zeroes what any rank lost and rescales each block by what is left: the same
+ * on every rank.  It returns the blocks left with nothing (zero), or a negative code.
+ */
+int or_bop_consistent(const struct or_coll *c);
+int or_bop_consist_close(struct or_coll *c, unsigned phase);
+int or_bop_consist_ready(struct or_coll *c);
+int or_bop_consist_apply(struct or_coll *c, uint32_t owner, void *shard, size_t elems);
+
 /* Where chunk i of n begins, in elements: the first count % n chunks get one more. */
 static inline size_t or_chunk_start(size_t count, uint32_t n, uint32_t i)
 {

@@ -109,6 +109,13 @@ static void add_net_status(struct or_hier *h, optireduce_req_t *r,
 	s->packets_stranger += st->packets_stranger;
 	s->bcast_multicast += st->bcast_multicast;
 	s->bcast_unicast += st->bcast_unicast;
+	s->consistent_us += st->consistent_us;
+	s->consistent_bytes += st->consistent_bytes;
+	s->consistent_packets_replaced += st->consistent_packets_replaced;
+	s->consistent_packets_discarded += st->consistent_packets_discarded;
+	s->consistent_blocks_zeroed += st->consistent_blocks_zeroed;
+	s->consistent_asks += st->consistent_asks;
+	s->consistent_packets_fetched += st->consistent_packets_fetched;
 }
 
 /* The leader: the result area through the leaders' communicator, then published. */

@@ -161,9 +161,14 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	X(MULTICAST_PROBE_MS, "multicast_probe_ms", OR_PT_INT, "10", "1", "10000",                 \
 	  "Bounded mode, multicast: at creation, how long a rank waits to hear another on the "    \
 	  "group once that rank's unicast copy of its probe came")                                 \
+	X(CONSISTENT, "consistent", OR_PT_BOOL, "0", "", "",                                       \
+	  "Bounded mode: every rank ends every operation with bit-identical output: ranks "        \
+	  "exchange loss bitmaps of the final phase and estimate the union of what any rank "      \
+	  "lost the same way, fetching blocks lost whole from their owners; runs Transpose; "      \
+	  "waits for every peer's bitmap (asking again), at most peer_timeout_ms")                 \
 	X(INJECT_LOSS, "inject_loss", OR_PT_DOUBLE, "0", "0", "1",                                 \
 	  "Testing: drop this fraction of outgoing bounded datagrams (seeded): data packets "      \
-	  "but a phase's last ones, repair requests and resends")                                  \
+	  "but a phase's last ones, repair requests and resends, consistent's datagrams")          \
 	X(INJECT_SEED, "inject_seed", OR_PT_INT, "1", "0", "9223372036854775807",                  \
 	  "Testing: seed of injected loss and delay")                                              \
 	X(INJECT_DELAY, "inject_delay", OR_PT_STRING, "", "", "",                                  \

@@ -147,6 +147,10 @@ const struct or_alg *or_select_algorithm(optireduce_comm_t *comm, size_t bytes, 
 	char rule[OR_PARAM_STRLEN];
 	const struct or_alg *a;
 
+	/* Parameter consistent agrees on Transpose's final phase (docs/design.md,
+	 * "Replica-consistent results"). */
+	if (bounded && or_param_int(&comm->params, OR_P_CONSISTENT) && comm->size > 1)
+		return from_tune("0-inf:transpose", bytes, bounded);
 	a = from_tune(or_param_str(&comm->params, OR_P_ALGORITHM), bytes, bounded);
 	if (!a)
 		a = from_tune(

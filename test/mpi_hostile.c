@@ -12,8 +12,8 @@
  *    packet boundary, short non-final packet, contrib 0 or > N, empty data packet, CONTROL
  *    packet where data is due, truncated (header announces more than the datagram holds),
  *    shorter than a header, empty, longer than announced, larger than the receive buffer
- *    (3000 and 9000 bytes: the udp provider truncates them), random garbage, and sequence
- *    numbers beyond the window;
+ *    (3000 and 9000 bytes: the udp provider truncates them), random garbage, sequence
+ *    numbers beyond the window, and agreement datagrams of parameter consistent (off here);
  *  - duplicates: copies of what each peer sends this rank in phase 1, payload and LAST flag
  *    exact (the test encodes the peer's contribution with the same Hadamard signs), so
  *    whichever copy comes first, the data is right (a copy that differs only by a missing
@@ -270,6 +270,17 @@ static void send_forged(struct hostile *h, optireduce_comm_t *comm, uint64_t seq
 	FORGE(hd.flags = OR_WIRE_FLAG_CONTROL; hd.length = 0; send_pkt(h, &hd, NULL, 0));
 	FORGE(hd.seq = seq + 64; send_pkt(h, &hd, NULL, PAYLOAD));
 	FORGE(hd.seq = UINT64_MAX; send_pkt(h, &hd, NULL, PAYLOAD));
+	/* Agreement datagrams of parameter consistent, which this communicator does not run:
+	 * dropped whole, well-formed or not. */
+	FORGE(hd.flags = OR_WIRE_FLAG_CONSIST; hd.step = 0; hd.contrib = 0; hd.length = 8;
+	      send_pkt(h, &hd, NULL, 8));
+	FORGE(hd.flags = OR_WIRE_FLAG_CONSIST | OR_WIRE_FLAG_CONTROL; hd.step = 0; hd.contrib = 0;
+	      hd.length = 0; send_pkt(h, &hd, NULL, 0));
+	FORGE(hd.flags = OR_WIRE_FLAG_CONSIST | OR_WIRE_FLAG_REQUEST; hd.step = 0; hd.contrib = 0;
+	      hd.length = OR_WIRE_RANGE_SIZE; send_pkt(h, &hd, NULL, OR_WIRE_RANGE_SIZE));
+	FORGE(hd.flags = OR_WIRE_FLAG_CONSIST | OR_WIRE_FLAG_RESENT; hd.step = 0; hd.contrib = 0;
+	      send_pkt(h, &hd, NULL, PAYLOAD));
+	FORGE(hd.flags = OR_WIRE_FLAG_CONSIST | OR_WIRE_FLAG_LAST; send_pkt(h, &hd, NULL, PAYLOAD));
 	/* Checksum: a valid header with one bit of the sender flipped after encoding. */
 	FORGE(or_wire_encode(&hd, buf, sizeof(buf)); buf[12] ^= 1;
 	      send_raw(h, buf, OR_WIRE_HDR_SIZE + PAYLOAD));

@@ -141,7 +141,8 @@ static void valid_hdr(struct or_wire_hdr *h)
 	h->comm_id = T_COMM;
 	h->sender = rndn(T_NRANKS);
 	h->seq = T_SEQ_LO + rndn(T_SEQ_HI - T_SEQ_LO);
-	h->flags &= ~(OR_WIRE_FLAG_REQUEST | OR_WIRE_FLAG_FAILED | OR_WIRE_FLAG_PROBE);
+	h->flags &= ~(OR_WIRE_FLAG_REQUEST | OR_WIRE_FLAG_FAILED | OR_WIRE_FLAG_PROBE |
+	              OR_WIRE_FLAG_CONSIST);
 	if (rndn(16) == 0) {
 		h->flags = OR_WIRE_FLAG_REQUEST;
 		h->step = (uint16_t)rndn(T_NSTEPS);
@@ -298,7 +299,7 @@ static void test_structure(void)
 	h.version = 2;
 	CHECK_RC(verdict(&h), OR_WIRE_EVERSION, "version 2");
 
-	for (int bit = 5; bit < 7; bit++) {
+	for (int bit = 6; bit < 7; bit++) {
 		valid_hdr(&h);
 		h.flags |= (uint8_t)(1u << bit);
 		CHECK_RC(verdict(&h), OR_WIRE_EFLAGS, "unknown flag bit");
@@ -409,6 +410,50 @@ static void test_semantics(void)
 	CHECK_RC(verdict(&h), OR_WIRE_OK, "control notice, any contrib, empty step");
 	h = base, h.flags = OR_WIRE_FLAG_LAST;
 	CHECK_RC(verdict(&h), OR_WIRE_OK, "last data packet");
+}
+
+/* Agreement datagrams of parameter consistent: never data, checked by
+ * or_wire_validate_consist. */
+static void test_consist(void)
+{
+	struct or_wire_hdr n, h;
+
+	valid_hdr(&n);
+	n.flags = OR_WIRE_FLAG_CONSIST;
+	n.step = 0;
+	n.contrib = 0;
+	n.offset = 0;
+	n.length = 100;
+	CHECK_RC(or_wire_validate_consist(&n, &expect), OR_WIRE_OK, "bitmap fragment");
+	CHECK_RC(or_wire_validate(&n, &expect), OR_WIRE_EFLAGS, "a bitmap is no data packet");
+	h = n, h.length = 0;
+	CHECK_RC(or_wire_validate_consist(&h, &expect), OR_WIRE_ELENGTH, "empty fragment");
+	h = n, h.flags |= OR_WIRE_FLAG_CONTROL, h.length = 0;
+	CHECK_RC(or_wire_validate_consist(&h, &expect), OR_WIRE_OK, "bitmap request");
+	h.offset = 1;
+	CHECK_RC(or_wire_validate_consist(&h, &expect), OR_WIRE_ELENGTH, "request at an offset");
+	h = n, h.flags |= OR_WIRE_FLAG_LAST;
+	CHECK_RC(or_wire_validate_consist(&h, &expect), OR_WIRE_EFLAGS, "CONSIST with LAST");
+	h = n, h.flags |= OR_WIRE_FLAG_RESENT, h.offset = 1432;
+	CHECK_RC(or_wire_validate_consist(&h, &expect), OR_WIRE_OK, "a fetched packet");
+	h.length = 0;
+	CHECK_RC(or_wire_validate_consist(&h, &expect), OR_WIRE_ELENGTH, "empty fetched packet");
+	h = n, h.flags |= OR_WIRE_FLAG_REQUEST, h.length = 2 * OR_WIRE_RANGE_SIZE;
+	CHECK_RC(or_wire_validate_consist(&h, &expect), OR_WIRE_OK, "a fetch request");
+	h.length = 7;
+	CHECK_RC(or_wire_validate_consist(&h, &expect), OR_WIRE_ELENGTH, "partial range");
+	h.length = OR_WIRE_RANGE_SIZE, h.offset = 6;
+	CHECK_RC(or_wire_validate_consist(&h, &expect), OR_WIRE_ELENGTH, "request at an offset");
+	h = n, h.flags |= OR_WIRE_FLAG_REQUEST | OR_WIRE_FLAG_RESENT;
+	CHECK_RC(or_wire_validate_consist(&h, &expect), OR_WIRE_EFLAGS, "REQUEST and RESENT");
+	h = n, h.step = 1;
+	CHECK_RC(or_wire_validate_consist(&h, &expect), OR_WIRE_ELENGTH, "fragment with a step");
+	h = n, h.contrib = 1;
+	CHECK_RC(or_wire_validate_consist(&h, &expect), OR_WIRE_ELENGTH, "fragment with contrib");
+	h = n, h.sender = T_NRANKS;
+	CHECK_RC(or_wire_validate_consist(&h, &expect), OR_WIRE_ERANK, "sender == nranks");
+	h = n, h.comm_id = T_COMM + 1;
+	CHECK_RC(or_wire_validate_consist(&h, &expect), OR_WIRE_ECOMM, "of another comm");
 }
 
 /* FAILED notices: never a packet of an operation, checked by or_wire_validate_failed. */
@@ -646,6 +691,7 @@ int main(int argc, char **argv)
 	test_semantics();
 	test_failed_notice();
 	test_probe();
+	test_consist();
 	test_fuzz();
 	test_names();
 	test_ranges();

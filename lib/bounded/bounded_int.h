@@ -168,6 +168,7 @@ struct or_bounded_op {
 	 * runs. */
 	uint32_t *senders;
 	uint32_t nsenders;
+	struct or_cons *cons; /* consistent.c: the agreement after the final phase; NULL: none */
 };
 
 /* Multicast (mcast.c, docs/design.md "Multicast"). */
@@ -260,6 +261,7 @@ struct or_bounded {
 	size_t scratch_cap[OR_INFLIGHT_MAX][OR_BOP_SCRATCH_SLOTS];
 	uint64_t scratch_busy;         /* rows held by running operations, a bit each */
 	struct or_repair_chan *repair; /* repair.c: round trip, final phases kept; may be NULL */
+	struct or_cons_chan *consist; /* consistent.c: own bitmaps kept for requests; may be NULL */
 	/* Peers that die (peerfail.c): their silence inside operations, the next check, and
 	 * once the communicator failed here, why (a negative code), the rank judged dead (or
 	 * -1) and whether the other ranks were told (or this rank was told by one). */
@@ -325,6 +327,13 @@ void or_bd_repair_free(struct or_bounded *b);
 /* tx.c, for repair.c: one datagram to peer; 0, 1 (no send buffer free) or < 0. */
 int or_bd_send_datagram(struct or_bounded *b, struct or_bounded_op *op, uint32_t peer,
                         const struct or_wire_hdr *h, const uint8_t *payload);
+
+/* consistent.c (docs/design.md, "Replica-consistent results") */
+int or_bd_consist_on(const struct or_bounded *b);
+/* A datagram flagged CONSIST: always taken (0), counted when dropped. */
+int or_bd_consist_rx(struct or_bounded *b, const struct or_wire_hdr *h, const uint8_t *payload);
+void or_bd_consist_free_op(struct or_bounded_op *op);
+void or_bd_consist_free(struct or_bounded *b);
 
 /* peerfail.c (docs/design.md, "Peers that die") */
 void or_bd_peers_op_start(struct or_bounded *b, struct or_bounded_op *op);

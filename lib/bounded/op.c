@@ -15,6 +15,7 @@ static void free_op(struct or_bounded_op *op)
 	if (!op)
 		return;
 	or_bd_repair_free_op(op);
+	or_bd_consist_free_op(op);
 	or_bd_free_phases(op);
 	free(op);
 }

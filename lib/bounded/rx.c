@@ -266,6 +266,14 @@ static void handle_packet(struct or_bounded *b, const uint8_t *pkt, size_t len, 
 		failed_notice(b, &h, &e, src, check_source);
 		return;
 	}
+	/* Bitmaps of parameter consistent go to consistent.c, which validates them itself. */
+	if (!ret && (h.flags & OR_WIRE_FLAG_CONSIST)) {
+		if (check_source && src < b->comm->size && src != h.sender)
+			b->stats.packets_invalid++;
+		else
+			or_bd_consist_rx(b, &h, pkt + OR_WIRE_HDR_SIZE);
+		return;
+	}
 	/* Repair requests and refusals go to repair.c, which validates them itself; a member
 	 * must not ask in another one's name. */
 	if (!ret && (h.flags & (OR_WIRE_FLAG_REQUEST | OR_WIRE_FLAG_CONTROL)) &&

@@ -123,8 +123,8 @@ int or_wire_validate(const struct or_wire_hdr *h, const struct or_wire_expect *e
 		return OR_WIRE_ECOMM;
 	if (h->sender >= e->nranks)
 		return OR_WIRE_ERANK;
-	if (h->flags & (OR_WIRE_FLAG_FAILED | OR_WIRE_FLAG_PROBE))
-		return OR_WIRE_EFLAGS; /* a notice: or_wire_validate_failed, _probe */
+	if (h->flags & (OR_WIRE_FLAG_FAILED | OR_WIRE_FLAG_PROBE | OR_WIRE_FLAG_CONSIST))
+		return OR_WIRE_EFLAGS; /* or_wire_validate_failed, _probe, _consist */
 	if (h->seq < e->seq_lo)
 		return OR_WIRE_EWINDOW_OLD;
 	if (h->seq >= e->seq_hi)
@@ -181,6 +181,32 @@ int or_wire_validate_probe(const struct or_wire_hdr *h, const struct or_wire_exp
 	if (h->flags != (OR_WIRE_FLAG_CONTROL | OR_WIRE_FLAG_PROBE))
 		return OR_WIRE_EFLAGS;
 	if (h->seq || h->step || h->offset > OR_WIRE_PROBE_UNICAST || h->length || h->contrib)
+		return OR_WIRE_ELENGTH;
+	return OR_WIRE_OK;
+}
+
+int or_wire_validate_consist(const struct or_wire_hdr *h, const struct or_wire_expect *e)
+{
+	if (h->comm_id != e->comm_id)
+		return OR_WIRE_ECOMM;
+	if (h->sender >= e->nranks)
+		return OR_WIRE_ERANK;
+	if (h->flags == OR_WIRE_FLAG_CONSIST) {
+		if (h->length == 0)
+			return OR_WIRE_ELENGTH;
+	} else if (h->flags == (OR_WIRE_FLAG_CONSIST | OR_WIRE_FLAG_CONTROL)) {
+		if (h->length || h->offset)
+			return OR_WIRE_ELENGTH;
+	} else if (h->flags == (OR_WIRE_FLAG_CONSIST | OR_WIRE_FLAG_REQUEST)) {
+		if (h->length == 0 || h->length % OR_WIRE_RANGE_SIZE || h->offset)
+			return OR_WIRE_ELENGTH;
+	} else if (h->flags == (OR_WIRE_FLAG_CONSIST | OR_WIRE_FLAG_RESENT)) {
+		if (h->length == 0)
+			return OR_WIRE_ELENGTH;
+	} else {
+		return OR_WIRE_EFLAGS;
+	}
+	if (h->step || h->contrib)
 		return OR_WIRE_ELENGTH;
 	return OR_WIRE_OK;
 }

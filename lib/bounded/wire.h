@@ -58,6 +58,15 @@
 #define OR_WIRE_FLAG_FAILED 0x10
 #define OR_WIRE_NO_RANK     UINT32_MAX
 /*
+ * Agreement of parameter consistent (docs/design.md, "Replica-consistent results"): alone,
+ * one fragment of the sender's loss bitmap of operation seq's final phase (offset: its byte
+ * offset in the bitmap, a multiple of the payload size; length > 0; step and contrib 0);
+ * with CONTROL and no payload, "send me your bitmap of seq"; with REQUEST, ranges of
+ * packets of the receiver's final-phase shard to send (offset 0); with RESENT, one such
+ * packet (offset: its byte offset in the shard).
+ */
+#define OR_WIRE_FLAG_CONSIST 0x20
+/*
  * With CONTROL and nothing else: a multicast probe, sent at a communicator's creation to its
  * group (offset 0) and a copy to each peer (offset OR_WIRE_PROBE_UNICAST), which says the
  * sender has begun probing (docs/design.md, "Multicast"); seq, step, length and contrib are
@@ -67,7 +76,7 @@
 #define OR_WIRE_PROBE_UNICAST 1
 #define OR_WIRE_FLAGS_KNOWN                                                                        \
 	(OR_WIRE_FLAG_LAST | OR_WIRE_FLAG_CONTROL | OR_WIRE_FLAG_REQUEST | OR_WIRE_FLAG_RESENT |   \
-	 OR_WIRE_FLAG_FAILED | OR_WIRE_FLAG_PROBE)
+	 OR_WIRE_FLAG_FAILED | OR_WIRE_FLAG_CONSIST | OR_WIRE_FLAG_PROBE)
 
 /* One range of a repair request: packets first .. first + count - 1, 6 bytes on the wire. */
 struct or_wire_range {
@@ -170,6 +179,15 @@ int or_wire_validate_failed(const struct or_wire_hdr *h, const struct or_wire_ex
  * contrib 0.  Returns 0 or an enum or_wire_reject.
  */
 int or_wire_validate_probe(const struct or_wire_hdr *h, const struct or_wire_expect *e);
+
+/*
+ * A CONSIST datagram (which or_wire_validate rejects as EFLAGS: it belongs to no phase):
+ * comm id, sender, flags exactly CONSIST or CONSIST | RESENT with a payload, CONSIST |
+ * CONTROL without, CONSIST | REQUEST with whole ranges; step and contrib 0, a request's
+ * offset 0.  Its seq and offset are checked by the receiver
+ * against the operation it names.  Returns 0 or an enum or_wire_reject.
+ */
+int or_wire_validate_consist(const struct or_wire_hdr *h, const struct or_wire_expect *e);
 
 /*
  * The ranges of a repair request's payload (len bytes, validated) into out (at most max),

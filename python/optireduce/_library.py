@@ -72,6 +72,15 @@ class Status(ctypes.Structure):
         ("packets_send_failed", ctypes.c_uint64),
         ("packets_recv_failed", ctypes.c_uint64),
         ("packets_stranger", ctypes.c_uint64),
+        ("bcast_multicast", ctypes.c_uint64),
+        ("bcast_unicast", ctypes.c_uint64),
+        ("consistent_us", ctypes.c_double),
+        ("consistent_bytes", ctypes.c_uint64),
+        ("consistent_packets_replaced", ctypes.c_uint64),
+        ("consistent_packets_discarded", ctypes.c_uint64),
+        ("consistent_blocks_zeroed", ctypes.c_uint64),
+        ("consistent_asks", ctypes.c_uint64),
+        ("consistent_packets_fetched", ctypes.c_uint64),
     ]
 
 

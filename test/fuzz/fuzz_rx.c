@@ -14,7 +14,11 @@
  *           one peer each) instead of transpose; bits 5-6 when the datagrams come: 0 after
  *           the regions are declared, 1 after the operation started but before its
  *           regions, 2 before the operation started; bit 7 payload 1432 instead of 64.
- *   byte 1: blocks of 16 floats in the operation, 1 + (byte & 15).
+ *   byte 1: blocks of 16 floats in the operation, 1 + (byte & 15); bit 4, with transpose
+ *           and the regions declared before the datagrams: parameter consistent, the
+ *           final phase closed and this rank's bitmap sent before they come, so that they
+ *           meet the agreement (lib/bounded/consistent.c, consistent_fetch.c), which then
+ *           applies the union to every region.
  * Datagrams address communicator FUZZ_COMM_ID, operation FUZZ_SEQ (test/fuzz/make_corpus.c).
  */
 #include <stdint.h>
@@ -36,6 +40,7 @@ struct setup {
 	int when; /* 0 declared, 1 started, 2 nothing yet */
 	size_t payload;
 	size_t count;
+	int consistent;
 };
 
 struct harness {
@@ -164,7 +169,30 @@ static void finish(struct harness *hs)
 				or_bop_finalize_region(c, p, in->peer, hs->dst, elems);
 		}
 	}
+	/* Consistent: the agreement as far as it got, then its union on every region. */
+	if (or_bop_consistent(c) && op->cons) {
+		const struct or_phase *ph = &op->ph[op->nphases - 1];
+		(void)or_bop_consist_ready(c); /* past peer_timeout_ms by now: may time out */
+		for (uint32_t i = 0; i < or_bd_inbound_slots(ph, c->size); i++)
+			if (ph->in[i].region &&
+			    or_bop_consist_apply(c, ph->in[i].peer, ph->in[i].region,
+			                         ph->in[i].bytes / sizeof(float)) < 0)
+				abort();
+	}
 	or_bounded_op_abort(hs->b, c);
+}
+
+/* Consistent: the final phase closes (at its deadline) and this rank's bitmap goes out. */
+static void consistent_close(struct harness *hs)
+{
+	struct or_coll *c = &hs->c;
+
+	fuzz_clock_advance(1e9);
+	for (unsigned p = 0; p < c->bop->nphases; p++)
+		if (or_bop_phase_try_close(c, p) != 1)
+			abort();
+	if (or_bop_consist_close(c, c->bop->nphases - 1))
+		abort();
 }
 
 /* One reaped datagram, in a buffer of exactly its size, through the channel's drain. */
@@ -193,6 +221,10 @@ static void feed(struct harness *hs, const uint8_t *data, size_t size)
 		if (len > hs->b->max_msg)
 			len = hs->b->max_msg;
 		receive(hs, data, len);
+		/* Consistent: the operation's progress between datagrams, which plans the fetch
+		 * once every bitmap is in and asks for what is missing. */
+		if (or_bop_consistent(&hs->c) && hs->c.bop && hs->c.bop->cons)
+			(void)or_bop_consist_ready(&hs->c);
 		data += len;
 		size -= len;
 	}
@@ -208,6 +240,7 @@ static void parse(const uint8_t *data, struct setup *s)
 		s->when = 2;
 	s->payload = data[0] & 0x80 ? 1432 : 64;
 	s->count = (1 + (size_t)(data[1] & 15)) * BLOCK_ELEMS;
+	s->consistent = (data[1] >> 4 & 1) && !s->ring && s->when == 0;
 }
 
 /*
@@ -250,6 +283,10 @@ static void harness_init(struct harness *hs, const struct setup *s)
 	b->own_loss = 0;
 	b->scratch_busy = 0;
 	or_bd_repair_free(b); /* what the last input left; NULL after */
+	or_bd_consist_free(b);
+	if (s->consistent &&
+	    or_params_set(&hs->comm.params, "consistent", "1", OPTIREDUCE_PARAM_API, NULL))
+		abort();
 	b->tokens = b->last_refill_us = 0;
 	b->blocked = 0;
 	b->blocked_until_us = 0;
@@ -304,6 +341,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		start(&hs, &s, FUZZ_SEQ);
 	if (s.when == 0)
 		declare(&hs, &s);
+	if (s.consistent)
+		consistent_close(&hs);
 	feed(&hs, data + 2, size - 2);
 	if (s.when == 2)
 		start(&hs, &s, FUZZ_SEQ);

@@ -3,8 +3,8 @@
  * libFuzzer target: the bounded channel's datagram header (lib/bounded/wire.c).  Whatever
  * bytes arrive, decode reads only the datagram, and a datagram that passes decode and
  * validate re-encodes to the same header and fits its step's region, and a FAILED notice
- * that passes its own validation names members only
- * (docs/design.md, "Wire format").
+ * that passes its own validation names members only, and so does an agreement datagram
+ * of parameter consistent (docs/design.md, "Wire format").
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -58,6 +58,12 @@ static void check_accepted(const uint8_t *pkt, size_t len, const struct or_wire_
 	    (h->sender >= expect.nranks || h->length || h->contrib || h->step ||
 	     h->offset > OR_WIRE_PROBE_UNICAST || h->seq ||
 	     or_wire_validate(h, &expect) == OR_WIRE_OK))
+		abort();
+	/* An agreement datagram (CONSIST) names a member, carries no step or contributions,
+	 * and is never taken as data. */
+	if (or_wire_validate_consist(h, &expect) == OR_WIRE_OK &&
+	    (h->sender >= expect.nranks || h->step || h->contrib ||
+	     !(h->flags & OR_WIRE_FLAG_CONSIST) || or_wire_validate(h, &expect) == OR_WIRE_OK))
 		abort();
 	if (or_wire_validate(h, &expect) == OR_WIRE_OK &&
 	    ((uint64_t)h->offset + h->length > step_region[h->step] || h->sender >= expect.nranks ||

@@ -75,6 +75,18 @@ static void wire_seeds(void)
 	           datagram(p, 2, 7, 0, OR_WIRE_FLAG_CONTROL | OR_WIRE_FLAG_FAILED, 3, 0, 0));
 	write_file("wire", "probe", p,
 	           datagram(p, 3, 0, 0, OR_WIRE_FLAG_CONTROL | OR_WIRE_FLAG_PROBE, 0, 0, 0));
+	/* Parameter consistent: a bitmap fragment, a request for it, a fetch request of one
+	 * range and a fetched packet. */
+	write_file("wire", "consist-bitmap", p,
+	           datagram(p, 1, 100, 0, OR_WIRE_FLAG_CONSIST, 0, 12, 0));
+	write_file("wire", "consist-ask", p,
+	           datagram(p, 3, 130, 0, OR_WIRE_FLAG_CONSIST | OR_WIRE_FLAG_CONTROL, 0, 0, 0));
+	write_file("wire", "consist-fetch", p,
+	           datagram(p, 2, 101, 0, OR_WIRE_FLAG_CONSIST | OR_WIRE_FLAG_REQUEST, 0,
+	                    OR_WIRE_RANGE_SIZE, 0));
+	write_file(
+	    "wire", "consist-fetched", p,
+	    datagram(p, 4, 150, 0, OR_WIRE_FLAG_CONSIST | OR_WIRE_FLAG_RESENT, 1432, 1432, 0));
 }
 
 /* A seed of the receive-path target: its set-up bytes, then length-prefixed datagrams. */
@@ -128,6 +140,29 @@ static void transpose_seed(const char *name, int when, int big)
 }
 
 /*
+ * Transpose on 3 ranks with parameter consistent (fuzz_rx.c, byte 1 bit 4), this rank 1,
+ * 6 blocks: the final phase closed with nothing received, then both peers' bitmaps (one
+ * byte each), a request for this rank's, a fetch request, and the fetched packets of both
+ * peers' shards.
+ */
+static void consistent_seed(const char *name)
+{
+	struct rx_seed s = {.len = 2};
+	uint8_t f = OR_WIRE_FLAG_CONSIST;
+
+	s.buf[0] = (uint8_t)(1 | 1 << 2);
+	s.buf[1] = 5 | 1 << 4;
+	rx_add(&s, 0, FUZZ_SEQ, 0, f, 0, 1, 0);
+	rx_add(&s, 2, FUZZ_SEQ, 0, f, 0, 1, 0);
+	rx_add(&s, 0, FUZZ_SEQ, 0, f | OR_WIRE_FLAG_CONTROL, 0, 0, 0);
+	rx_add(&s, 2, FUZZ_SEQ, 0, f | OR_WIRE_FLAG_REQUEST, 0, OR_WIRE_RANGE_SIZE, 0);
+	for (uint32_t j = 0; j < 3; j += 2)
+		for (uint32_t off = 0; off < 2 * BLOCK_BYTES; off += 64)
+			rx_add(&s, j, FUZZ_SEQ, 0, f | OR_WIRE_FLAG_RESENT, off, 64, 0);
+	write_file("rx", name, s.buf, s.len);
+}
+
+/*
  * The ring on 4 ranks, this rank 2, 8 blocks: one step from the left neighbour each; with
  * failed 1, then a FAILED notice from rank 1 naming rank 3 (peerfail.c); with 2, a multicast
  * probe from rank 1 instead (mcast.c).
@@ -163,6 +198,7 @@ int main(int argc, char **argv)
 	transpose_seed("transpose-3-started", 1, 0);
 	transpose_seed("transpose-3-parked", 2, 0);
 	transpose_seed("transpose-3-1432", 0, 1);
+	consistent_seed("transpose-3-consistent");
 	ring_seed("ring-4", 0);
 	ring_seed("ring-4-failed", 1);
 	ring_seed("ring-4-probe", 2);
