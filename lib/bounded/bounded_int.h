@@ -302,6 +302,8 @@ int or_bd_rx_post_all(struct or_bounded *b);
 int or_bd_reap(struct or_bounded *b);
 int or_bd_drain_ready(struct or_bounded *b);
 void or_bd_replay_parked(struct or_bounded *b, struct or_bounded_op *op);
+/* The running operation seq, or NULL. */
+struct or_bounded_op *or_bd_running_op(const struct or_bounded *b, uint64_t seq);
 uint16_t or_bd_max_steps(uint32_t n);
 
 /* tx.c */

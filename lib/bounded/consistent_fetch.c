@@ -193,18 +193,10 @@ int or_cons_fetch_done(struct or_bounded *b, struct or_bounded_op *op, struct or
 	return 0;
 }
 
-static struct or_bounded_op *running(struct or_bounded *b, uint64_t seq)
-{
-	for (unsigned i = 0; i < b->nops; i++)
-		if (b->ops[i]->c->seq == seq)
-			return b->ops[i];
-	return NULL;
-}
-
 /* Sends packet p of this rank's own shard to peer, from the running operation or the copy. */
 static int serve_one(struct or_bounded *b, const struct or_wire_hdr *req, size_t p)
 {
-	struct or_bounded_op *op = running(b, req->seq);
+	struct or_bounded_op *op = or_bd_running_op(b, req->seq);
 	struct or_cons_fkept *k = b->consist ? &b->consist->fk[req->seq % OR_CONS_KEPT] : NULL;
 	const uint8_t *data = NULL;
 	struct or_wire_hdr h;
@@ -261,7 +253,7 @@ static void serve(struct or_bounded *b, const struct or_wire_hdr *h, const uint8
 /* A fetched packet of owner h->sender's shard. */
 static void arrived(struct or_bounded *b, const struct or_wire_hdr *h, const uint8_t *payload)
 {
-	struct or_bounded_op *op = running(b, h->seq);
+	struct or_bounded_op *op = or_bd_running_op(b, h->seq);
 	struct or_cons *s = op ? op->cons : NULL;
 	struct or_inbound *in;
 	size_t p, bytes, want;

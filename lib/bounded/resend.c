@@ -150,18 +150,10 @@ static int serve(struct or_bounded *b, struct or_bounded_op *op, const struct or
 	return 0;
 }
 
-static struct or_bounded_op *running(struct or_bounded *b, uint64_t seq)
-{
-	for (unsigned i = 0; i < b->nops; i++)
-		if (b->ops[i]->c->seq == seq)
-			return b->ops[i];
-	return NULL;
-}
-
 /* A refusal: the sender of h stops being asked in that phase. */
 static int refused(struct or_bounded *b, const struct or_wire_hdr *h)
 {
-	struct or_bounded_op *op = running(b, h->seq);
+	struct or_bounded_op *op = or_bd_running_op(b, h->seq);
 	struct or_inbound *in;
 
 	if (!op || !op->ph || h->step >= op->nphases || !or_rep_of(op)) {
@@ -194,7 +186,7 @@ int or_bd_repair_rx(struct or_bounded *b, const struct or_wire_hdr *h, const uin
 	if (!ret && h->sender == b->comm->rank)
 		ret = OR_WIRE_ERANK;
 	if (!ret && (h->flags & OR_WIRE_FLAG_REQUEST))
-		ret = serve(b, running(b, h->seq), h, payload) ? OR_WIRE_ERANGE : 0;
+		ret = serve(b, or_bd_running_op(b, h->seq), h, payload) ? OR_WIRE_ERANGE : 0;
 	else if (!ret)
 		ret = (h->flags & OR_WIRE_FLAG_RESENT) && !refused(b, h) ? 0 : OR_WIRE_EFLAGS;
 	if (ret) {

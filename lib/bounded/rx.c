@@ -184,8 +184,7 @@ static void deliver(struct or_bounded *b, struct or_bounded_op *op, const struct
 	or_bd_repair_arrived(b, op, h, in);
 }
 
-/* The running operation seq, or NULL. */
-static struct or_bounded_op *running_op(const struct or_bounded *b, uint64_t seq)
+struct or_bounded_op *or_bd_running_op(const struct or_bounded *b, uint64_t seq)
 {
 	for (unsigned i = 0; i < b->nops; i++)
 		if (b->ops[i]->c->seq == seq)
@@ -196,7 +195,7 @@ static struct or_bounded_op *running_op(const struct or_bounded *b, uint64_t seq
 /* Operations start in order on every rank: one started here and no longer running is over. */
 static int finished(const struct or_bounded *b, uint64_t seq)
 {
-	return seq < b->seq_lo || (seq < b->seq_next && !running_op(b, seq));
+	return seq < b->seq_lo || (seq < b->seq_next && !or_bd_running_op(b, seq));
 }
 
 /*
@@ -280,7 +279,7 @@ static void handle_packet(struct or_bounded *b, const uint8_t *pkt, size_t len, 
 	    (!check_source || src >= b->comm->size || src == h.sender) &&
 	    or_bd_repair_rx(b, &h, pkt + OR_WIRE_HDR_SIZE) == 0)
 		return;
-	op = ret ? NULL : running_op(b, h.seq);
+	op = ret ? NULL : or_bd_running_op(b, h.seq);
 	/* A running operation accepts only the steps its algorithm declared. */
 	if (op && op->ph)
 		e.nsteps = (uint16_t)op->nphases;
