@@ -6,6 +6,9 @@
 #   egress-4m, egress-16m   100 Mbit/s on each host's egress only (as clouds cap a VM's
 #                           egress): multicast sends S per rank instead of 1.5 S
 #   both-4m                 100 Mbit/s both ways: each host's ingress bounds both alike
+#   egress8-4m, both8-4m    the same on 8 hosts at 50 Mbit/s (8 ranks on 2 CPUs fill
+#                           no faster link), MPI_Allreduce interleaved as the baseline;
+#                           unicast sends 1.75 S per rank there
 #
 #   bench/scenarios/multicast_egress.sh BENCH_BINARY OUT_DIR [SCENARIO...]
 #
@@ -21,4 +24,8 @@ pick egress-16m && run egress-16m --rate 100mbit --rate-at egress --no-baseline 
 	--sync-start 50 -m 16m:16m --iter-large 16 --warmup-large 4 "${ab[@]}"
 pick both-4m && run both-4m --rate 100mbit --no-baseline -- \
 	--sync-start 50 -m 4m:4m --iter-large 40 "${ab[@]}"
+pick egress8-4m && run egress8-4m -n 8 --rate 50mbit --rate-at egress -- \
+	--sync-start 50 -m 4m:4m --iter-large 20 "${ab[@]}"
+pick both8-4m && run both8-4m -n 8 --rate 50mbit -- \
+	--sync-start 50 -m 4m:4m --iter-large 20 "${ab[@]}"
 echo "== done $(date -u +%H:%M:%S)"
