@@ -40,6 +40,6 @@ run -x OPTIREDUCE_MULTICAST=on -- "$bd" --net-loss 0.01 --loss-at ingress || rc=
 "$cl" set --loss 0 >/dev/null || { echo "cluster.sh set failed"; exit 99; }
 echo "== host 2 drops the group range: auto falls back, on fails"
 ip netns exec orc-h2 iptables-legacy -w -I INPUT -d 239.192.0.0/14 -j DROP || exit 99
-run -- "$mc" fallback || rc=1
+run -x OPTIREDUCE_MULTICAST=auto -- "$mc" fallback || rc=1
 run -- "$mc" fail || rc=1
 exit $rc
