@@ -23,6 +23,10 @@ for c in ip tc iptables-legacy mpirun unshare; do
 	command -v "$c" >/dev/null 2>&1 || { echo "'$c' not found: skip"; exit 77; }
 done
 unshare --net true 2>/dev/null || { echo "no network namespaces: skip"; exit 77; }
+# The cluster tests of one make check take turns (make -j runs them side by side); not
+# /tmp/orc-cluster.lock, which a caller may already hold around make check.
+exec 8>/tmp/orc-cluster-tests.lock
+flock -w 900 8 || { echo "another cluster test kept the emulated cloud: skip"; exit 77; }
 if ip netns list 2>/dev/null | grep -q '^orc-'; then
 	echo "an emulated cluster is already up: skip"
 	exit 77
