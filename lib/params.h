@@ -32,7 +32,7 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "doubling, larger ones ring; 0 = always ring")                                           \
 	X(PROVIDER, "provider", OR_PT_STRING, "", "", "",                                          \
 	  "libfabric provider of the exact (RDM) channel; empty = automatic "                      \
-	  "(tcp;ofi_rxm, else net; shm only when named)")                                          \
+	  "(net, else tcp;ofi_rxm; shm only when named)")                                          \
 	X(BOUNDED_PROVIDER, "bounded_provider", OR_PT_STRING, "udp", "", "",                       \
 	  "libfabric provider of the bounded (DGRAM) channel; providers that need a message "      \
 	  "prefix (FI_MSG_PREFIX) or registered buffers (FI_MR_LOCAL), as EFA and verbs do, are "  \

@@ -3,7 +3,7 @@
  * Which of fi_getinfo's candidates an endpoint opens (or_ofi_open tries them best first).
  *
  * Provider choice for RDM: shared memory when every rank shares this host and
- * network namespace, else tcp;ofi_rxm, else net, else whatever libfabric
+ * network namespace, else net, else tcp;ofi_rxm, else whatever libfabric
  * offers except "sockets" (unmaintained) and layered-over-UDP providers.
  * For DGRAM the default is udp.  OPTIREDUCE_PROVIDER overrides both.  Among
  * candidates the ranking leaves equal (the same provider on two NICs), the
@@ -35,9 +35,9 @@ static int rank_provider(const struct fi_info *fi, enum or_ofi_kind kind, int sa
 	else if (strcmp(p, "shm") == 0)
 		return -1; /* opt-in only (OPTIREDUCE_PROVIDER=shm): hangs at 4 ranks with
 		              libfabric 1.17 */
-	else if (strcmp(p, "tcp;ofi_rxm") == 0)
-		score = 1;
 	else if (strcmp(p, "net") == 0)
+		score = 1;
+	else if (strcmp(p, "tcp;ofi_rxm") == 0)
 		score = 2;
 	else if (strncmp(p, "psm", 3) == 0)
 		return -1; /* needs Omni-Path hardware; fails late without it */
