@@ -92,20 +92,44 @@ double rs_input(const struct rs_type *t, int op, int r, size_t i)
 	return (double)((i * 7 + (size_t)r * 13) % 17) - (t->is_signed ? 8 : 0);
 }
 
+static void store(void *buf, size_t i, const struct rs_type *t, double v)
+{
+	char *p = (char *)buf + i * (size_t)t->size;
+
+	if (t->is_float && t->size == 4) {
+		float f = (float)v;
+		memcpy(p, &f, 4);
+	} else if (t->is_float) {
+		memcpy(p, &v, 8);
+	} else {
+		int64_t x = (int64_t)v;
+		memcpy(p, &x, (size_t)t->size); /* little-endian: the low bytes */
+	}
+}
+
 void rs_fill(void *buf, size_t n, const struct rs_type *t, int op, int r)
 {
-	for (size_t i = 0; i < n; i++) {
-		char *p = (char *)buf + i * (size_t)t->size;
-		double v = rs_input(t, op, r, i);
-		if (t->is_float && t->size == 4) {
-			float f = (float)v;
-			memcpy(p, &f, 4);
-		} else if (t->is_float) {
-			memcpy(p, &v, 8);
-		} else {
-			int64_t x = (int64_t)v;
-			memcpy(p, &x, (size_t)t->size); /* little-endian: the low bytes */
+	for (size_t i = 0; i < n; i++)
+		store(buf, i, t, rs_input(t, op, r, i));
+}
+
+/* In double: exact for every integer result (they stay small), one rounding for floats. */
+void rs_reference(void *buf, const struct rs_type *t, int op, int csize, size_t base, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		double v = rs_input(t, op, 0, base + k);
+		for (int r = 1; r < csize; r++) {
+			double x = rs_input(t, op, r, base + k);
+			if (op == 0)
+				v += x;
+			else if (op == 1)
+				v *= x;
+			else if (op == 2)
+				v = x < v ? x : v;
+			else
+				v = x > v ? x : v;
 		}
+		store(buf, k, t, v);
 	}
 }
 

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Helpers of the interposer's reduce-scatter tests (pmpi_reduce_scatter.c,
- * pmpi_ireduce_scatter.c, pmpi_reduce_scatter_v.c): the datatypes and operations they
- * cover, inputs that no integer sum or product overflows on 5 ranks, comparison against a
- * PMPI reference, and the interposer's counters found with dlsym (the tests are not linked
- * with it).
+ * pmpi_ireduce_scatter.c, pmpi_reduce_scatter_v.c, pmpi_ireduce_scatter_v.c): the datatypes
+ * and operations they cover, inputs that no integer sum or product overflows on 5 ranks, a
+ * reference computed without MPI, comparison against a reference, and the interposer's
+ * counters found with dlsym (the tests are not linked with it).
  */
 #ifndef RS_CHECK_H
 #define RS_CHECK_H
@@ -49,6 +49,9 @@ const char *rs_reason_name(int reason);
 /* Input of rank r at element i for op (index in rs_ops). */
 double rs_input(const struct rs_type *t, int op, int r, size_t i);
 void rs_fill(void *buf, size_t n, const struct rs_type *t, int op, int r);
+/* Elements base .. base + n - 1 of op (index in rs_ops) over the inputs of ranks 0 .. csize - 1,
+ * computed here without MPI. */
+void rs_reference(void *buf, const struct rs_type *t, int op, int csize, size_t base, size_t n);
 double rs_load(const void *buf, size_t i, const struct rs_type *t);
 /* Elements of got that differ from ref (integers and MIN/MAX bit for bit, floating SUM and
  * PROD within 2 N eps of the magnitudes); got[k] is global element base + k.  *first: the
