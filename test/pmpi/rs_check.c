@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rs_check.h"
@@ -80,6 +81,32 @@ const char *rs_reason_name(int reason)
 
 	*(void **)&name = dlsym(RTLD_DEFAULT, "optireduce_pmpi_reason_name");
 	return name ? name(reason) : "?";
+}
+
+void rs_prepare(struct rs_case *c, MPI_Comm comm, const struct rs_type *t, int op, int rc,
+                int in_place)
+{
+	size_t es = (size_t)t->size;
+
+	PMPI_Comm_rank(comm, &c->crank);
+	PMPI_Comm_size(comm, &c->csize);
+	c->n = (size_t)rc * (size_t)c->csize;
+	c->bytes = c->n * es + 1;
+	c->in = malloc(c->bytes), c->keep = malloc(c->bytes);
+	c->got = malloc(c->bytes), c->ref = malloc(c->bytes);
+	rs_fill(c->in, c->n, t, op, c->crank);
+	memcpy(c->keep, c->in, c->n * es);
+	memset(c->ref, 0x5a, c->bytes);
+	PMPI_Reduce_scatter_block(c->in, c->ref, rc, t->dt, rs_ops[op], comm);
+	if (in_place)
+		memcpy(c->got, c->in, c->n * es);
+	else
+		memset(c->got, 0xa5, c->bytes);
+}
+
+void rs_release(struct rs_case *c)
+{
+	free(c->in), free(c->keep), free(c->got), free(c->ref);
 }
 
 double rs_input(const struct rs_type *t, int op, int r, size_t i)

@@ -46,6 +46,21 @@ struct optireduce_pmpi_stats rs_snap(void);
 /* optireduce_pmpi_reason_name, found with dlsym. */
 const char *rs_reason_name(int reason);
 
+/* One case of MPI_(I)reduce_scatter_block: rc elements per rank on comm; each buffer is one
+ * byte longer than n elements, so that a write past the end shows. */
+struct rs_case {
+	unsigned char *in;   /* this rank's input */
+	unsigned char *keep; /* a copy of it, to see that the call leaves it alone */
+	unsigned char *got;  /* the receive buffer: the input when in place, else 0xa5 bytes */
+	unsigned char *ref;  /* PMPI_Reduce_scatter_block's block */
+	size_t n, bytes;     /* elements of the input, bytes of each buffer */
+	int crank, csize;
+};
+/* Fills c for datatype t, op (index in rs_ops) and recvcount rc, reference included. */
+void rs_prepare(struct rs_case *c, MPI_Comm comm, const struct rs_type *t, int op, int rc,
+                int in_place);
+void rs_release(struct rs_case *c);
+
 /* Input of rank r at element i for op (index in rs_ops). */
 double rs_input(const struct rs_type *t, int op, int r, size_t i);
 void rs_fill(void *buf, size_t n, const struct rs_type *t, int op, int r);
