@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Fortran MPI_ALLREDUCE, MPI_IALLREDUCE, MPI_REDUCE_SCATTER_BLOCK,
- * MPI_IREDUCE_SCATTER_BLOCK and MPI_REDUCE_SCATTER.  Open MPI's Fortran
+ * MPI_IREDUCE_SCATTER_BLOCK, MPI_REDUCE_SCATTER and MPI_IREDUCE_SCATTER.
+ * Open MPI's Fortran
  * layer (libmpi_mpifh) calls PMPI_Allreduce and the others directly, so the
  * C entry points never see Fortran calls; this file defines the names it
  * would otherwise resolve to:
@@ -10,7 +11,7 @@
  *   MPI_Allreduce_f MPI_Allreduce_f08                          Open MPI aliases
  *   mpi_allreduce_f08_                                         "use mpi_f08"
  *
- * and the same with the other four.  The pmpi_* names stay Open MPI's, and
+ * and the same with the other five.  The pmpi_* names stay Open MPI's, and
  * so do ompi_allreduce_f and the like, which both mpi_*_f08_ and
  * pmpi_*_f08_ call: taking them would intercept PMPI_Allreduce too.  The
  * mpi_*_f08_ routines have the same arguments (the handles are one-integer
@@ -46,6 +47,7 @@ static const char *const kind_names[] = {
     [ORP_CALL_REDUCE_SCATTER] = "reduce_scatter_block",
     [ORP_CALL_IREDUCE_SCATTER] = "ireduce_scatter_block",
     [ORP_CALL_REDUCE_SCATTER_V] = "reduce_scatter",
+    [ORP_CALL_IREDUCE_SCATTER_V] = "ireduce_scatter",
 };
 #define NKINDS (sizeof(kind_names) / sizeof(kind_names[0]))
 
@@ -196,37 +198,65 @@ static int *c_counts(MPI_Fint *counts, MPI_Comm comm)
 	return c;
 }
 
+/* Open MPI's own MPI_REDUCE_SCATTER or, with a request, MPI_IREDUCE_SCATTER, given the
+ * Fortran arguments as they came; 0 if it could not be found. */
+static int real_reduce_scatter(void *sbuf, void *rbuf, MPI_Fint *counts, MPI_Fint *dt, MPI_Fint *op,
+                               MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
+{
+	enum orp_call kind = request ? ORP_CALL_IREDUCE_SCATTER_V : ORP_CALL_REDUCE_SCATTER_V;
+	MPI_Fint err = MPI_SUCCESS;
+
+	orp_stats_call(kind);
+	orp_stats_pmpi(OPTIREDUCE_PMPI_REASON_FORTRAN);
+	if (request) {
+		fortran_iallreduce_fn real;
+		*(void **)&real = real_fortran[kind];
+		if (!real)
+			return 0;
+		real(sbuf, rbuf, counts, dt, op, comm, request, &err);
+	} else {
+		fortran_allreduce_fn real;
+		*(void **)&real = real_fortran[kind];
+		if (!real)
+			return 0;
+		real(sbuf, rbuf, counts, dt, op, comm, &err);
+	}
+	set_ierr(ierr, err);
+	return 1;
+}
+
+/* MPI_REDUCE_SCATTER and, with a request, MPI_IREDUCE_SCATTER.  A copy of the counts made
+ * for an MPI_Fint wider than int is freed on return: a served call reads them only while it
+ * starts.  A nonblocking call handed to MPI with such a copy is the exception, as MPI may
+ * read the counts until completion; with gfortran's default INTEGER there is no copy. */
 static void fortran_reduce_scatter(void *sbuf, void *rbuf, MPI_Fint *counts, MPI_Fint *dt,
-                                   MPI_Fint *op, MPI_Fint *comm, MPI_Fint *ierr)
+                                   MPI_Fint *op, MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)
 {
 	MPI_Datatype cdt = PMPI_Type_f2c(*dt);
 	MPI_Op cop = PMPI_Op_f2c(*op);
 	MPI_Comm ccomm = PMPI_Comm_f2c(*comm);
-	int *c, ret;
+	MPI_Request req = MPI_REQUEST_NULL;
+	int *c, ret, raw = undecodable(sbuf, rbuf);
 
-	if (undecodable(sbuf, rbuf)) {
-		fortran_allreduce_fn real;
-		orp_stats_call(ORP_CALL_REDUCE_SCATTER_V);
-		orp_stats_pmpi(OPTIREDUCE_PMPI_REASON_FORTRAN);
-		*(void **)&real = real_fortran[ORP_CALL_REDUCE_SCATTER_V];
-		if (real) {
-			MPI_Fint err = MPI_SUCCESS;
-			real(sbuf, rbuf, counts, dt, op, comm, &err);
-			set_ierr(ierr, err);
-			return;
-		}
-	}
+	if (raw && real_reduce_scatter(sbuf, rbuf, counts, dt, op, comm, request, ierr))
+		return;
 	c = c_counts(counts, ccomm);
 	if (!c) {
 		set_ierr(ierr, MPI_ERR_NO_MEM);
 		return;
 	}
-	if (undecodable(sbuf, rbuf))
+	if (raw && request)
+		ret = PMPI_Ireduce_scatter(sbuf, rbuf, c, cdt, cop, ccomm, &req);
+	else if (raw)
 		ret = PMPI_Reduce_scatter(sbuf, rbuf, c, cdt, cop, ccomm);
+	else if (request)
+		ret = orp_ireduce_scatter(c_sbuf(sbuf), rbuf, c, cdt, cop, ccomm, &req);
 	else
 		ret = orp_reduce_scatter(c_sbuf(sbuf), rbuf, c, cdt, cop, ccomm);
 	if ((void *)c != (void *)counts)
 		free(c);
+	if (request && ret == MPI_SUCCESS)
+		*request = PMPI_Request_c2f(req);
 	set_ierr(ierr, ret);
 }
 
@@ -284,7 +314,7 @@ FORTRAN_IENTRY(mpi_ireduce_scatter_block_f08_, ORP_CALL_IREDUCE_SCATTER)
 	void name(void *sbuf, void *rbuf, MPI_Fint *counts, MPI_Fint *dt, MPI_Fint *op,            \
 	          MPI_Fint *comm, MPI_Fint *ierr)                                                  \
 	{                                                                                          \
-		fortran_reduce_scatter(sbuf, rbuf, counts, dt, op, comm, ierr);                    \
+		fortran_reduce_scatter(sbuf, rbuf, counts, dt, op, comm, NULL, ierr);              \
 	}
 
 FORTRAN_VENTRY(mpi_reduce_scatter)
@@ -294,3 +324,20 @@ FORTRAN_VENTRY(MPI_REDUCE_SCATTER)
 FORTRAN_VENTRY(MPI_Reduce_scatter_f)
 FORTRAN_VENTRY(MPI_Reduce_scatter_f08)
 FORTRAN_VENTRY(mpi_reduce_scatter_f08_)
+
+#define FORTRAN_IVENTRY(name)                                                                      \
+	ORP_EXPORT void name(void *sbuf, void *rbuf, MPI_Fint *counts, MPI_Fint *dt, MPI_Fint *op, \
+	                     MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr);                   \
+	void name(void *sbuf, void *rbuf, MPI_Fint *counts, MPI_Fint *dt, MPI_Fint *op,            \
+	          MPI_Fint *comm, MPI_Fint *request, MPI_Fint *ierr)                               \
+	{                                                                                          \
+		fortran_reduce_scatter(sbuf, rbuf, counts, dt, op, comm, request, ierr);           \
+	}
+
+FORTRAN_IVENTRY(mpi_ireduce_scatter)
+FORTRAN_IVENTRY(mpi_ireduce_scatter_)
+FORTRAN_IVENTRY(mpi_ireduce_scatter__)
+FORTRAN_IVENTRY(MPI_IREDUCE_SCATTER)
+FORTRAN_IVENTRY(MPI_Ireduce_scatter_f)
+FORTRAN_IVENTRY(MPI_Ireduce_scatter_f08)
+FORTRAN_IVENTRY(mpi_ireduce_scatter_f08_)

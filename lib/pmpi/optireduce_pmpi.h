@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * liboptireduce_pmpi: MPI_Allreduce, MPI_Iallreduce, MPI_Reduce_scatter_block,
- * MPI_Ireduce_scatter_block and MPI_Reduce_scatter on liboptireduce for
- * unmodified MPI programs, by LD_PRELOAD or by linking it before -lmpi:
+ * MPI_Ireduce_scatter_block, MPI_Reduce_scatter and MPI_Ireduce_scatter on
+ * liboptireduce for unmodified MPI programs, by LD_PRELOAD or by linking it
+ * before -lmpi:
  *
  *   mpirun -x LD_PRELOAD=/path/liboptireduce_pmpi.so ./app
  *
@@ -16,7 +17,8 @@
  * always exact; so does MPI_Ireduce_scatter_block, as a generalized request.
  * MPI_Reduce_scatter runs as MPI_Reduce_scatter_block when its blocks are
  * equal, else as an exact allreduce of which each rank keeps its block, up
- * to OPTIREDUCE_PMPI_UNEVEN_MAX bytes in all (PMPI above).  Exact mode unless
+ * to OPTIREDUCE_PMPI_UNEVEN_MAX bytes in all (PMPI above); MPI_Ireduce_scatter
+ * takes the same route as a generalized request.  Exact mode unless
  * OPTIREDUCE_PMPI_BOUNDED selects floating SUM calls for bounded mode.
  *
  * Environment (read once, at the first intercepted call; must be the same on
@@ -70,15 +72,16 @@ enum optireduce_pmpi_reason {
 	OPTIREDUCE_PMPI_REASON_BUSY,        /* concurrent call on one communicator */
 	OPTIREDUCE_PMPI_REASON_FORTRAN,     /* Fortran MPI_BOTTOM or unknown sentinels */
 	OPTIREDUCE_PMPI_REASON_NOPROGRESS,  /* nonblocking calls: this MPI has no progress hook */
-	OPTIREDUCE_PMPI_REASON_UNEVEN,      /* MPI_Reduce_scatter, blocks of different sizes and
-	                                       more than OPTIREDUCE_PMPI_UNEVEN_MAX bytes in all */
+	OPTIREDUCE_PMPI_REASON_UNEVEN,      /* MPI_(I)reduce_scatter, blocks of different sizes
+	                                       and more than OPTIREDUCE_PMPI_UNEVEN_MAX bytes */
 	OPTIREDUCE_PMPI_REASON_COUNT
 };
 
 #define OPTIREDUCE_PMPI_MAX_REASONS 16 /* room in the struct; REASON_COUNT <= this */
 
-/* MPI_Reduce_scatter with blocks of different sizes is served as an allreduce of the whole
- * input (twice the bytes of a reduce-scatter) up to this many bytes in all. */
+/* MPI_Reduce_scatter and MPI_Ireduce_scatter with blocks of different sizes are served as an
+ * allreduce of the whole input (twice the bytes of a reduce-scatter) up to this many bytes in
+ * all. */
 #define OPTIREDUCE_PMPI_UNEVEN_MAX (256 * 1024)
 
 /* Counters of this process since it started. */
@@ -104,7 +107,9 @@ struct optireduce_pmpi_stats {
 	uint64_t ireduce_scatter_calls;  /* of calls: MPI_Ireduce_scatter_block */
 	uint64_t ireduce_scatter_served; /* of served_exact: MPI_Ireduce_scatter_block (the same) */
 	uint64_t reduce_scatter_v_calls; /* of calls: MPI_Reduce_scatter (a count per rank) */
-	uint64_t reduce_scatter_v_served; /* of served_exact: MPI_Reduce_scatter (the same) */
+	uint64_t reduce_scatter_v_served;  /* of served_exact: MPI_Reduce_scatter (the same) */
+	uint64_t ireduce_scatter_v_calls;  /* of calls: MPI_Ireduce_scatter */
+	uint64_t ireduce_scatter_v_served; /* of served_exact: MPI_Ireduce_scatter (the same) */
 };
 
 /* Copies the counters; returns 0, or -22 (EINVAL) for a NULL out. */

@@ -28,6 +28,9 @@ int orp_to_pmpi(const struct orp_args *a, enum optireduce_pmpi_reason reason)
 	case ORP_CALL_IREDUCE_SCATTER:
 		return PMPI_Ireduce_scatter_block(a->sbuf, a->rbuf, a->count, a->dt, a->op, a->comm,
 		                                  a->request);
+	case ORP_CALL_IREDUCE_SCATTER_V:
+		return PMPI_Ireduce_scatter(a->sbuf, a->rbuf, a->recvcounts, a->dt, a->op, a->comm,
+		                            a->request);
 	case ORP_CALL_ALLREDUCE:
 		break;
 	}
@@ -71,7 +74,7 @@ optireduce_comm_t *orp_channel(struct orp_comm *st, enum optireduce_dtype odt,
 	return st->exact;
 }
 
-static const char *call_name(enum orp_call kind)
+const char *orp_call_name(enum orp_call kind)
 {
 	switch (kind) {
 	case ORP_CALL_REDUCE_SCATTER:
@@ -82,6 +85,8 @@ static const char *call_name(enum orp_call kind)
 		return "MPI_Iallreduce";
 	case ORP_CALL_IREDUCE_SCATTER:
 		return "MPI_Ireduce_scatter_block";
+	case ORP_CALL_IREDUCE_SCATTER_V:
+		return "MPI_Ireduce_scatter";
 	case ORP_CALL_ALLREDUCE:
 		break;
 	}
@@ -111,7 +116,7 @@ struct orp_comm *orp_enter(const struct orp_args *a, int reason, int *ret)
 			orp_log(ORP_LOG_WARN,
 			        "%s: concurrent %s calls; this program is "
 			        "erroneous and may deadlock",
-			        st->name, call_name(a->kind));
+			        st->name, orp_call_name(a->kind));
 		*ret = orp_to_pmpi(a, OPTIREDUCE_PMPI_REASON_BUSY);
 		return NULL;
 	}
@@ -127,7 +132,7 @@ int orp_leave(struct orp_comm *st, const struct orp_args *a, int ret,
 		 */
 		orp_stats_error();
 		orp_log(ORP_LOG_WARN, "%s: %s of %d elements failed in liboptireduce: %s", st->name,
-		        call_name(a->kind), a->count, orp_core.strerror(ret));
+		        orp_call_name(a->kind), a->count, orp_core.strerror(ret));
 		PMPI_Comm_call_errhandler(a->comm, MPI_ERR_OTHER);
 		return MPI_ERR_OTHER;
 	}

@@ -71,14 +71,17 @@ void orp_log_init(void);
 void orp_log(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* stats.c; the kinds of calls the interposer takes (REDUCE_SCATTER is the _block one,
- * REDUCE_SCATTER_V MPI_Reduce_scatter with a count per rank). */
+ * REDUCE_SCATTER_V MPI_Reduce_scatter with a count per rank, IREDUCE_SCATTER_V
+ * MPI_Ireduce_scatter). */
 enum orp_call {
 	ORP_CALL_ALLREDUCE,
 	ORP_CALL_IALLREDUCE,
 	ORP_CALL_REDUCE_SCATTER,
 	ORP_CALL_IREDUCE_SCATTER,
-	ORP_CALL_REDUCE_SCATTER_V
+	ORP_CALL_REDUCE_SCATTER_V,
+	ORP_CALL_IREDUCE_SCATTER_V
 };
+const char *orp_call_name(enum orp_call kind); /* "MPI_Allreduce", ... */
 void orp_stats_call(enum orp_call kind);
 void orp_stats_pmpi(enum optireduce_pmpi_reason reason);
 void orp_stats_served(int bounded, int declined, size_t bytes, enum orp_call kind);
@@ -126,7 +129,8 @@ void orp_comm_destroy_all(void);
 /* Completes the finished nonblocking operations of every communicator whose lock is free. */
 int orp_comm_progress_all(void);
 
-/* pmpi_iallreduce.c: MPI_Iallreduce and MPI_Ireduce_scatter_block as generalized requests. */
+/* pmpi_iallreduce.c: MPI_Iallreduce, MPI_Ireduce_scatter_block and MPI_Ireduce_scatter as
+ * generalized requests. */
 extern atomic_int orp_pending; /* operations started and not completed, all communicators */
 /* With st->lock held: completes the finished operations of st in start order (all, waiting,
  * if wait is set); returns how many completed. */
@@ -145,8 +149,8 @@ struct orp_args {
 	const void *sbuf;
 	void *rbuf;
 	int count;             /* MPI_Allreduce's count, a block's recvcount; for
-	                          MPI_Reduce_scatter the sum of recvcounts, at most INT_MAX */
-	const int *recvcounts; /* MPI_Reduce_scatter */
+	                          MPI_(I)reduce_scatter the sum of recvcounts, at most INT_MAX */
+	const int *recvcounts; /* MPI_Reduce_scatter and MPI_Ireduce_scatter */
 	MPI_Datatype dt;
 	MPI_Op op;
 	MPI_Comm comm;
@@ -178,8 +182,19 @@ int orp_iallreduce(const void *sbuf, void *rbuf, int count, MPI_Datatype dt, MPI
 int orp_ireduce_scatter_block(const void *sbuf, void *rbuf, int recvcount, MPI_Datatype dt,
                               MPI_Op op, MPI_Comm comm, MPI_Request *request);
 
-/* pmpi_reduce_scatter.c: MPI_Reduce_scatter (a count per rank). */
+/* pmpi_reduce_scatter.c: MPI_Reduce_scatter (a count per rank), and the checks of the
+ * counts that MPI_Ireduce_scatter shares. */
+struct orp_counts {
+	size_t total, displ; /* elements: of all blocks, before this rank's */
+	int mine, equal;     /* this rank's recvcount; 1 if every block has recvcounts[0] */
+};
+/* The common checks (orp_check_call) and those of a->recvcounts: a reason, or -1 with *c
+ * filled; sets a->count to the total (at most INT_MAX). */
+int orp_check_counts(struct orp_args *a, enum optireduce_dtype *odt, enum optireduce_op *oop,
+                     struct orp_counts *c);
 int orp_reduce_scatter(const void *sbuf, void *rbuf, const int recvcounts[], MPI_Datatype dt,
                        MPI_Op op, MPI_Comm comm);
+int orp_ireduce_scatter(const void *sbuf, void *rbuf, const int recvcounts[], MPI_Datatype dt,
+                        MPI_Op op, MPI_Comm comm, MPI_Request *request);
 
 #endif /* ORP_PMPI_INTERNAL_H */

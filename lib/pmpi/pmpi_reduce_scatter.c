@@ -13,6 +13,9 @@
  *     (reason uneven-large): the allreduce moves twice the bytes a
  *     reduce-scatter does.
  *
+ * MPI_Ireduce_scatter takes the same route with the same checks
+ * (orp_check_counts), as a generalized request: pmpi_iallreduce.c.
+ *
  * Every choice depends on recvcounts, the datatype, the op and the
  * communicator, which MPI requires to be the same on every rank; see
  * docs/design.md, "Interposer".
@@ -23,13 +26,8 @@
 
 #include "pmpi_internal.h"
 
-struct counts {
-	size_t total, displ; /* elements: of all blocks, before this rank's */
-	int mine, equal;     /* this rank's recvcount; 1 if every block has recvcounts[0] */
-};
-
-/* The checks of MPI_Reduce_scatter's own arguments once the common ones passed. */
-static int counts_reason(const struct orp_args *a, struct counts *c)
+/* The checks of the counts' own arguments once the common ones passed. */
+static int counts_reason(const struct orp_args *a, struct orp_counts *c)
 {
 	int inter = 0, size = 0, rank = 0, es = 0;
 
@@ -40,7 +38,7 @@ static int counts_reason(const struct orp_args *a, struct counts *c)
 		return OPTIREDUCE_PMPI_REASON_ARGS;
 	PMPI_Comm_size(a->comm, &size);
 	PMPI_Comm_rank(a->comm, &rank);
-	*c = (struct counts){0, 0, a->recvcounts[rank], 1};
+	*c = (struct orp_counts){0, 0, a->recvcounts[rank], 1};
 	for (int i = 0; i < size; i++) {
 		if (a->recvcounts[i] < 0)
 			return OPTIREDUCE_PMPI_REASON_ARGS;
@@ -51,8 +49,8 @@ static int counts_reason(const struct orp_args *a, struct counts *c)
 	}
 	if (c->total == 0)
 		return OPTIREDUCE_PMPI_REASON_EMPTY;
-	/* Erroneous: no receive buffer for a block that is not empty. */
-	if (!a->rbuf && c->mine > 0)
+	/* Erroneous: no receive buffer for a block that is not empty, or for the input. */
+	if (!a->rbuf && (c->mine > 0 || a->sbuf == MPI_IN_PLACE))
 		return OPTIREDUCE_PMPI_REASON_ARGS;
 	/* liboptireduce may not be loaded yet: MPI's size of the (predefined) datatype. */
 	PMPI_Type_size(a->dt, &es);
@@ -61,8 +59,24 @@ static int counts_reason(const struct orp_args *a, struct counts *c)
 	return -1;
 }
 
+int orp_check_counts(struct orp_args *a, enum optireduce_dtype *odt, enum optireduce_op *oop,
+                     struct orp_counts *c)
+{
+	char dummy;
+	int reason;
+
+	/* The common checks, with a count of 1 until the communicator is known to be valid; a
+	 * rank whose block is empty may pass no receive buffer. */
+	reason =
+	    orp_check_call(a->sbuf, a->rbuf ? a->rbuf : &dummy, 1, a->dt, a->op, a->comm, odt, oop);
+	if (reason < 0)
+		reason = counts_reason(a, c);
+	a->count = c->total > INT_MAX ? INT_MAX : (int)c->total;
+	return reason;
+}
+
 /* Blocks of different sizes: an allreduce of the whole input on the exact channel. */
-static int uneven(struct orp_comm *st, const struct orp_args *a, const struct counts *c,
+static int uneven(struct orp_comm *st, const struct orp_args *a, const struct orp_counts *c,
                   enum optireduce_dtype odt, enum optireduce_op oop,
                   struct optireduce_status *status)
 {
@@ -98,20 +112,14 @@ int orp_reduce_scatter(const void *sbuf, void *rbuf, const int recvcounts[], MPI
 	enum optireduce_dtype odt = OPTIREDUCE_INT8;
 	enum optireduce_op oop = OPTIREDUCE_SUM;
 	struct optireduce_status status = {0};
-	struct counts c = {0};
+	struct orp_counts c = {0};
 	optireduce_comm_t *oc;
 	struct orp_comm *st;
 	size_t bytes;
 	int reason, bounded, declined, ret;
-	char dummy;
 
 	orp_stats_call(a.kind);
-	/* The common checks, with a count of 1 until the communicator is known to be valid; a
-	 * rank whose block is empty may pass no receive buffer. */
-	reason = orp_check_call(sbuf, rbuf ? rbuf : &dummy, 1, dt, op, comm, &odt, &oop);
-	if (reason < 0)
-		reason = counts_reason(&a, &c);
-	a.count = c.total > INT_MAX ? INT_MAX : (int)c.total;
+	reason = orp_check_counts(&a, &odt, &oop, &c);
 	st = orp_enter(&a, reason, &ret);
 	if (!st)
 		return ret;

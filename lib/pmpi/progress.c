@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Progress of MPI_Iallreduce and MPI_Ireduce_scatter_block operations: a
- * callback in MPI's own progress engine.  Open MPI calls every callback
- * registered with opal_progress_register (libopen-pal, exported and
- * unchanged since Open MPI 1.x) on each pass of its progress loop: inside
+ * Progress of the nonblocking operations (MPI_Iallreduce and the
+ * MPI_Ireduce_scatter forms): a callback in MPI's own progress engine.
+ * Open MPI calls every callback registered with opal_progress_register
+ * (libopen-pal, exported and unchanged since Open MPI 1.x) on each pass of
+ * its progress loop: inside
  * MPI_Wait, MPI_Test and their all/any/some forms, and inside every
  * blocking call (MPI_Recv, MPI_Barrier, Fortran MPI_WAIT, PMPI_ calls from
  * other libraries).  So a rank that waits for a plain request, or blocks

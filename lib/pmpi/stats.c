@@ -32,7 +32,7 @@ static const char *const reason_names[OPTIREDUCE_PMPI_REASON_COUNT] = {
 static struct {
 	atomic_uint_least64_t calls, exact, bounded, declined, pmpi, errors, created, destroyed;
 	atomic_uint_least64_t bytes_exact, bytes_bounded, nb_calls, nb_served, rs_calls, rs_served;
-	atomic_uint_least64_t irs_calls, irs_served, rsv_calls, rsv_served;
+	atomic_uint_least64_t irs_calls, irs_served, rsv_calls, rsv_served, irsv_calls, irsv_served;
 	atomic_uint_least64_t reason[OPTIREDUCE_PMPI_REASON_COUNT];
 } ctr;
 
@@ -50,6 +50,8 @@ void orp_stats_call(enum orp_call kind)
 		ADD(ctr.irs_calls, 1);
 	else if (kind == ORP_CALL_REDUCE_SCATTER_V)
 		ADD(ctr.rsv_calls, 1);
+	else if (kind == ORP_CALL_IREDUCE_SCATTER_V)
+		ADD(ctr.irsv_calls, 1);
 }
 
 void orp_stats_pmpi(enum optireduce_pmpi_reason reason)
@@ -69,6 +71,8 @@ void orp_stats_served(int bounded, int declined, size_t bytes, enum orp_call kin
 		ADD(ctr.irs_served, 1);
 	else if (kind == ORP_CALL_REDUCE_SCATTER_V)
 		ADD(ctr.rsv_served, 1);
+	else if (kind == ORP_CALL_IREDUCE_SCATTER_V)
+		ADD(ctr.irsv_served, 1);
 	if (bounded) {
 		ADD(ctr.bounded, 1);
 		ADD(ctr.bytes_bounded, bytes);
@@ -118,6 +122,8 @@ ORP_EXPORT int optireduce_pmpi_stats(struct optireduce_pmpi_stats *out)
 	out->ireduce_scatter_served = GET(ctr.irs_served);
 	out->reduce_scatter_v_calls = GET(ctr.rsv_calls);
 	out->reduce_scatter_v_served = GET(ctr.rsv_served);
+	out->ireduce_scatter_v_calls = GET(ctr.irsv_calls);
+	out->ireduce_scatter_v_served = GET(ctr.irsv_served);
 	return 0;
 }
 
@@ -164,6 +170,7 @@ void orp_stats_print(void)
 	print_kind(s.reduce_scatter_calls, s.reduce_scatter_served, "MPI_Reduce_scatter_block");
 	print_kind(s.ireduce_scatter_calls, s.ireduce_scatter_served, "MPI_Ireduce_scatter_block");
 	print_kind(s.reduce_scatter_v_calls, s.reduce_scatter_v_served, "MPI_Reduce_scatter");
+	print_kind(s.ireduce_scatter_v_calls, s.ireduce_scatter_v_served, "MPI_Ireduce_scatter");
 	if (s.to_pmpi)
 		fprintf(stderr, "optireduce-pmpi[%d] stats: to PMPI because: %s\n", orp_world_rank,
 		        why);

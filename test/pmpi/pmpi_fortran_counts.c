@@ -41,9 +41,9 @@ void pmpi_test_nb_counts(long long *calls, long long *served)
 	*served = (long long)s.nonblocking_served;
 }
 
-/* The reduce-scatters: MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block and
- * MPI_Reduce_scatter calls intercepted and served by liboptireduce, in that order in c[6]
- * (calls, served, calls, ...); -1 without the interposer. */
+/* The reduce-scatters: MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block,
+ * MPI_Reduce_scatter and MPI_Ireduce_scatter calls intercepted and served by liboptireduce,
+ * in that order in c[8] (calls, served, calls, ...); -1 without the interposer. */
 void pmpi_test_rs_counts(long long *c);
 
 void pmpi_test_rs_counts(long long *c)
@@ -53,7 +53,7 @@ void pmpi_test_rs_counts(long long *c)
 
 	*(void **)&get = dlsym(RTLD_DEFAULT, "optireduce_pmpi_stats");
 	if (!get || get(&s)) {
-		for (int i = 0; i < 6; i++)
+		for (int i = 0; i < 8; i++)
 			c[i] = -1;
 		return;
 	}
@@ -63,4 +63,6 @@ void pmpi_test_rs_counts(long long *c)
 	c[3] = (long long)s.ireduce_scatter_served;
 	c[4] = (long long)s.reduce_scatter_v_calls;
 	c[5] = (long long)s.reduce_scatter_v_served;
+	c[6] = (long long)s.ireduce_scatter_v_calls;
+	c[7] = (long long)s.ireduce_scatter_v_served;
 }

@@ -1,12 +1,14 @@
 ! SPDX-License-Identifier: BSD-3-Clause
-! Fortran MPI_REDUCE_SCATTER_BLOCK, MPI_IREDUCE_SCATTER_BLOCK and
-! MPI_REDUCE_SCATTER ("use mpi") through liboptireduce_pmpi.so against Open
-! MPI's own PMPI_REDUCE_SCATTER_BLOCK and PMPI_REDUCE_SCATTER: REAL, INTEGER
-! and DOUBLE PRECISION, with and without MPI_IN_PLACE; the nonblocking one
-! completed with MPI_WAIT, an MPI_TEST loop, MPI_WAITALL over a mix with
-! MPI_IALLREDUCE and point-to-point requests, and MPI_REQUEST_FREE;
-! MPI_REDUCE_SCATTER with equal and with different blocks.  Every call must
-! be served by liboptireduce (counters).  Exit 77 without the preload.
+! Fortran MPI_REDUCE_SCATTER_BLOCK, MPI_IREDUCE_SCATTER_BLOCK,
+! MPI_REDUCE_SCATTER and MPI_IREDUCE_SCATTER ("use mpi") through
+! liboptireduce_pmpi.so against Open MPI's own PMPI_REDUCE_SCATTER_BLOCK and
+! PMPI_REDUCE_SCATTER: REAL, INTEGER and DOUBLE PRECISION, with and without
+! MPI_IN_PLACE; the nonblocking ones completed with MPI_WAIT, an MPI_TEST
+! loop, MPI_WAITALL over a mix with MPI_IALLREDUCE and point-to-point
+! requests, and MPI_REQUEST_FREE; MPI_REDUCE_SCATTER with equal and with
+! different blocks, MPI_IREDUCE_SCATTER with different blocks and an empty
+! one.  Every call must be served by liboptireduce (counters).  Exit 77
+! without the preload.
 program pmpi_fortran_reduce_scatter
   use mpi
   use, intrinsic :: iso_c_binding, only: c_long_long
@@ -14,7 +16,7 @@ program pmpi_fortran_reduce_scatter
   interface
     subroutine rs_counts(c) bind(C, name="pmpi_test_rs_counts")
       import :: c_long_long
-      integer(c_long_long), intent(out) :: c(6)
+      integer(c_long_long), intent(out) :: c(8)
     end subroutine rs_counts
   end interface
   integer, parameter :: n = 50003
@@ -25,7 +27,7 @@ program pmpi_fortran_reduce_scatter
   integer, allocatable :: is(:), ir(:), iref(:), freed(:)
   double precision, allocatable :: ds(:), dr(:), dref(:)
   integer :: as(100), ar(100), aref(100)
-  integer(c_long_long) :: c0(6), c1(6)
+  integer(c_long_long) :: c0(8), c1(8)
 
   call MPI_INIT(ierr)
   call MPI_COMM_RANK(MPI_COMM_WORLD, rank, ierr)
@@ -131,14 +133,38 @@ program pmpi_fortran_reduce_scatter
   call PMPI_REDUCE_SCATTER(rs, rref, counts, MPI_REAL, MPI_MIN, MPI_COMM_WORLD, ierr)
   if (any(rr(1:777) /= rref(1:777))) call fail('REDUCE_SCATTER REAL MIN, equal blocks')
 
+  ! MPI_IREDUCE_SCATTER: different blocks, rank 0's empty (INTEGER SUM) with MPI_WAIT, then
+  ! in place (DOUBLE PRECISION MAX) with an MPI_TEST loop
+  counts(1) = 0
+  do i = 2, nranks
+    counts(i) = 100 * i + 3
+  end do
+  mine = counts(rank + 1)
+  call MPI_IREDUCE_SCATTER(is, ir, counts, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, req, ierr)
+  call check_ierr('IREDUCE_SCATTER start')
+  call MPI_WAIT(req, status, ierr)
+  if (req /= MPI_REQUEST_NULL) call fail('IREDUCE_SCATTER: request left after MPI_WAIT')
+  call PMPI_REDUCE_SCATTER(is, iref, counts, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
+  if (any(ir(1:mine) /= iref(1:mine))) call fail('IREDUCE_SCATTER INTEGER SUM, different blocks')
+  dr = ds
+  call MPI_IREDUCE_SCATTER(MPI_IN_PLACE, dr, counts, MPI_DOUBLE_PRECISION, MPI_MAX, &
+                           MPI_COMM_WORLD, req, ierr)
+  flag = .false.
+  do while (.not. flag)
+    call MPI_TEST(req, flag, status, ierr)
+  end do
+  call PMPI_REDUCE_SCATTER(ds, dref, counts, MPI_DOUBLE_PRECISION, MPI_MAX, MPI_COMM_WORLD, ierr)
+  if (any(dr(1:mine) /= dref(1:mine))) call fail('IREDUCE_SCATTER DOUBLE PRECISION MAX in place')
+
   ! Counters: 2 blocking, 5 nonblocking (the freed one finished before the one after it),
-  ! 3 MPI_REDUCE_SCATTER, all served
+  ! 3 MPI_REDUCE_SCATTER, 2 MPI_IREDUCE_SCATTER, all served
   call rs_counts(c1)
   if (c1(1) - c0(1) /= 2 .or. c1(2) - c0(2) /= 2) &
     call fail('not 2 MPI_REDUCE_SCATTER_BLOCK served')
   if (c1(3) - c0(3) /= 5 .or. c1(4) - c0(4) /= 5) &
     call fail('not 5 MPI_IREDUCE_SCATTER_BLOCK served')
   if (c1(5) - c0(5) /= 3 .or. c1(6) - c0(6) /= 3) call fail('not 3 MPI_REDUCE_SCATTER served')
+  if (c1(7) - c0(7) /= 2 .or. c1(8) - c0(8) /= 2) call fail('not 2 MPI_IREDUCE_SCATTER served')
 
   call PMPI_ALLREDUCE(failures, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, ierr)
   if (rank == 0) then

@@ -1,10 +1,10 @@
 ! SPDX-License-Identifier: BSD-3-Clause
-! Fortran MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block and
-! MPI_Reduce_scatter ("use mpi_f08") through liboptireduce_pmpi.so against
-! PMPI_Reduce_scatter_block and PMPI_Reduce_scatter: REAL and INTEGER, in
-! place too, MPI_Waitall over a mix with a ring exchange, blocks of
-! different sizes; all served by liboptireduce (counters).  Exit 77 without
-! the preload.
+! Fortran MPI_Reduce_scatter_block, MPI_Ireduce_scatter_block,
+! MPI_Reduce_scatter and MPI_Ireduce_scatter ("use mpi_f08") through
+! liboptireduce_pmpi.so against PMPI_Reduce_scatter_block and
+! PMPI_Reduce_scatter: REAL and INTEGER, in place too, MPI_Waitall over a
+! mix with a ring exchange, blocks of different sizes (an empty one too);
+! all served by liboptireduce (counters).  Exit 77 without the preload.
 program pmpi_fortran_reduce_scatter_f08
   use mpi_f08
   use, intrinsic :: iso_c_binding, only: c_long_long
@@ -12,7 +12,7 @@ program pmpi_fortran_reduce_scatter_f08
   interface
     subroutine rs_counts(c) bind(C, name="pmpi_test_rs_counts")
       import :: c_long_long
-      integer(c_long_long), intent(out) :: c(6)
+      integer(c_long_long), intent(out) :: c(8)
     end subroutine rs_counts
   end interface
   integer, parameter :: n = 5003, nmax = 8 * n
@@ -22,7 +22,7 @@ program pmpi_fortran_reduce_scatter_f08
   integer, asynchronous :: is(nmax), ir(nmax)
   integer :: iref(nmax)
   type(MPI_Request) :: req, reqs(3)
-  integer(c_long_long) :: c0(6), c1(6)
+  integer(c_long_long) :: c0(8), c1(8)
 
   call MPI_Init()
   call MPI_Comm_rank(MPI_COMM_WORLD, rank)
@@ -69,8 +69,16 @@ program pmpi_fortran_reduce_scatter_f08
   call PMPI_Reduce_scatter(is, iref, counts, MPI_INTEGER, MPI_MIN, MPI_COMM_WORLD)
   if (any(ir(1:mine) /= iref(1:mine))) call fail('INTEGER MIN, different blocks')
 
+  counts(1) = 0
+  mine = counts(rank + 1)
+  call MPI_Ireduce_scatter(is, ir, counts, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD, req)
+  call MPI_Wait(req, MPI_STATUS_IGNORE)
+  call PMPI_Reduce_scatter(is, iref, counts, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)
+  if (any(ir(1:mine) /= iref(1:mine))) call fail('MPI_Ireduce_scatter, rank 0 empty')
+
   call rs_counts(c1)
-  if (c1(2) - c0(2) /= 1 .or. c1(4) - c0(4) /= 2 .or. c1(6) - c0(6) /= 1) &
+  if (c1(2) - c0(2) /= 1 .or. c1(4) - c0(4) /= 2 .or. c1(6) - c0(6) /= 1 .or. &
+      c1(8) - c0(8) /= 1) &
     call fail('not every call served by liboptireduce')
 
   call PMPI_Allreduce(failures, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)

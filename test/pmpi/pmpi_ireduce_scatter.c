@@ -80,50 +80,39 @@ static void complete(MPI_Request *req, int test_loop, const char *what)
 static void run_case(MPI_Comm comm, const char *cname, int is_world, const struct rs_type *t,
                      int op, int rc, int in_place)
 {
-	size_t es = (size_t)t->size, n, bytes, first, bad;
-	unsigned char *in, *keep, *got, *ref;
+	size_t es = (size_t)t->size, first, bad;
 	struct optireduce_pmpi_stats a, b;
+	struct rs_case c;
 	MPI_Request req;
 	char what[160];
-	int crank, csize, ret;
+	int ret;
 
-	PMPI_Comm_rank(comm, &crank);
-	PMPI_Comm_size(comm, &csize);
 	snprintf(what, sizeof(what), "%s %s %s recvcount %d%s", cname, t->name, rs_op_names[op], rc,
 	         in_place ? " in place" : "");
-	n = (size_t)rc * (size_t)csize;
-	bytes = n * es + 1;
-	in = malloc(bytes), keep = malloc(bytes), got = malloc(bytes), ref = malloc(bytes);
-	rs_fill(in, n, t, op, crank);
-	memcpy(keep, in, n * es);
-	memset(ref, 0x5a, bytes);
-	PMPI_Reduce_scatter_block(in, ref, rc, t->dt, rs_ops[op], comm);
-	if (in_place)
-		memcpy(got, in, n * es);
-	else
-		memset(got, 0xa5, bytes);
+	rs_prepare(&c, comm, t, op, rc, in_place);
 	a = rs_snap();
-	ret = MPI_Ireduce_scatter_block(in_place ? MPI_IN_PLACE : in, got, rc, t->dt, rs_ops[op],
-	                                comm, &req);
+	ret = MPI_Ireduce_scatter_block(in_place ? MPI_IN_PLACE : c.in, c.got, rc, t->dt,
+	                                rs_ops[op], comm, &req);
 	if (ret != MPI_SUCCESS)
 		RS_FAIL("%s: returned %d", what, ret);
 	else
 		complete(&req, (int)(rs_cases % 2), what);
 	b = rs_snap();
 	rs_cases++;
-	check_route(what, t, op, rc, csize, is_world, &a, &b);
-	bad = rs_compare(got, ref, t, op, csize, (size_t)crank * (size_t)rc, (size_t)rc, &first);
+	check_route(what, t, op, rc, c.csize, is_world, &a, &b);
+	bad = rs_compare(c.got, c.ref, t, op, c.csize, (size_t)c.crank * (size_t)rc, (size_t)rc,
+	                 &first);
 	if (bad)
 		RS_FAIL("%s: %zu wrong, first [%zu] = %g, PMPI %g", what, bad, first,
-		        rs_load(got, first, t), rs_load(ref, first, t));
-	if (!in_place && memcmp(in, keep, n * es))
+		        rs_load(c.got, first, t), rs_load(c.ref, first, t));
+	if (!in_place && memcmp(c.in, c.keep, c.n * es))
 		RS_FAIL("%s: sendbuf modified", what);
-	for (size_t i = (size_t)rc * es; !in_place && i < bytes; i++)
-		if (got[i] != 0xa5) {
+	for (size_t i = (size_t)rc * es; !in_place && i < c.bytes; i++)
+		if (c.got[i] != 0xa5) {
 			RS_FAIL("%s: wrote past the block", what);
 			break;
 		}
-	free(in), free(keep), free(got), free(ref);
+	rs_release(&c);
 }
 
 static void run_all(MPI_Comm comm, const char *cname, int is_world)

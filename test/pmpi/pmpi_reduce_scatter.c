@@ -59,49 +59,37 @@ static void check_route(const char *cname, const struct rs_type *t, int op, int 
 static void run_case(MPI_Comm comm, const char *cname, int is_world, const struct rs_type *t,
                      int op, int rc, int in_place)
 {
-	int crank, csize;
-	size_t es = (size_t)t->size, n, bytes, first = 0, bad;
-	unsigned char *in, *keep, *got, *ref;
+	size_t es = (size_t)t->size, first = 0, bad;
 	struct optireduce_pmpi_stats a, b;
+	struct rs_case c;
 	int ret;
 
-	PMPI_Comm_rank(comm, &crank);
-	PMPI_Comm_size(comm, &csize);
-	n = (size_t)rc * (size_t)csize;
-	bytes = n * es + 1;
-	in = malloc(bytes), keep = malloc(bytes), got = malloc(bytes), ref = malloc(bytes);
-	rs_fill(in, n, t, op, crank);
-	memcpy(keep, in, n * es);
-	memset(ref, 0x5a, bytes);
-	PMPI_Reduce_scatter_block(in, ref, rc, t->dt, rs_ops[op], comm);
-	if (in_place)
-		memcpy(got, in, n * es);
-	else
-		memset(got, 0xa5, bytes);
+	rs_prepare(&c, comm, t, op, rc, in_place);
 	a = rs_snap();
-	ret = MPI_Reduce_scatter_block(in_place ? MPI_IN_PLACE : in, got, rc, t->dt, rs_ops[op],
+	ret = MPI_Reduce_scatter_block(in_place ? MPI_IN_PLACE : c.in, c.got, rc, t->dt, rs_ops[op],
 	                               comm);
 	b = rs_snap();
 	rs_cases++;
 	if (ret != MPI_SUCCESS)
 		RS_FAIL("%s %s %s recvcount %d: returned %d", cname, t->name, rs_op_names[op], rc,
 		        ret);
-	check_route(cname, t, op, rc, csize, is_world, &a, &b);
-	bad = rs_compare(got, ref, t, op, csize, (size_t)crank * (size_t)rc, (size_t)rc, &first);
+	check_route(cname, t, op, rc, c.csize, is_world, &a, &b);
+	bad = rs_compare(c.got, c.ref, t, op, c.csize, (size_t)c.crank * (size_t)rc, (size_t)rc,
+	                 &first);
 	if (bad)
 		RS_FAIL("%s %s %s recvcount %d%s: %zu wrong, first [%zu] = %g, PMPI %g", cname,
 		        t->name, rs_op_names[op], rc, in_place ? " in place" : "", bad, first,
-		        rs_load(got, first, t), rs_load(ref, first, t));
-	if (!in_place && memcmp(in, keep, n * es))
+		        rs_load(c.got, first, t), rs_load(c.ref, first, t));
+	if (!in_place && memcmp(c.in, c.keep, c.n * es))
 		RS_FAIL("%s %s %s recvcount %d: sendbuf modified", cname, t->name, rs_op_names[op],
 		        rc);
-	for (size_t i = (size_t)rc * es; !in_place && i < bytes; i++)
-		if (got[i] != 0xa5) {
+	for (size_t i = (size_t)rc * es; !in_place && i < c.bytes; i++)
+		if (c.got[i] != 0xa5) {
 			RS_FAIL("%s %s %s recvcount %d: wrote past the block", cname, t->name,
 			        rs_op_names[op], rc);
 			break;
 		}
-	free(in), free(keep), free(got), free(ref);
+	rs_release(&c);
 }
 
 static void run_all(MPI_Comm comm, const char *cname, int is_world)

@@ -5,6 +5,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "rs_check.h"
@@ -82,6 +83,32 @@ const char *rs_reason_name(int reason)
 	return name ? name(reason) : "?";
 }
 
+void rs_prepare(struct rs_case *c, MPI_Comm comm, const struct rs_type *t, int op, int rc,
+                int in_place)
+{
+	size_t es = (size_t)t->size;
+
+	PMPI_Comm_rank(comm, &c->crank);
+	PMPI_Comm_size(comm, &c->csize);
+	c->n = (size_t)rc * (size_t)c->csize;
+	c->bytes = c->n * es + 1;
+	c->in = malloc(c->bytes), c->keep = malloc(c->bytes);
+	c->got = malloc(c->bytes), c->ref = malloc(c->bytes);
+	rs_fill(c->in, c->n, t, op, c->crank);
+	memcpy(c->keep, c->in, c->n * es);
+	memset(c->ref, 0x5a, c->bytes);
+	PMPI_Reduce_scatter_block(c->in, c->ref, rc, t->dt, rs_ops[op], comm);
+	if (in_place)
+		memcpy(c->got, c->in, c->n * es);
+	else
+		memset(c->got, 0xa5, c->bytes);
+}
+
+void rs_release(struct rs_case *c)
+{
+	free(c->in), free(c->keep), free(c->got), free(c->ref);
+}
+
 double rs_input(const struct rs_type *t, int op, int r, size_t i)
 {
 	if (op == 1)
@@ -92,20 +119,44 @@ double rs_input(const struct rs_type *t, int op, int r, size_t i)
 	return (double)((i * 7 + (size_t)r * 13) % 17) - (t->is_signed ? 8 : 0);
 }
 
+static void store(void *buf, size_t i, const struct rs_type *t, double v)
+{
+	char *p = (char *)buf + i * (size_t)t->size;
+
+	if (t->is_float && t->size == 4) {
+		float f = (float)v;
+		memcpy(p, &f, 4);
+	} else if (t->is_float) {
+		memcpy(p, &v, 8);
+	} else {
+		int64_t x = (int64_t)v;
+		memcpy(p, &x, (size_t)t->size); /* little-endian: the low bytes */
+	}
+}
+
 void rs_fill(void *buf, size_t n, const struct rs_type *t, int op, int r)
 {
-	for (size_t i = 0; i < n; i++) {
-		char *p = (char *)buf + i * (size_t)t->size;
-		double v = rs_input(t, op, r, i);
-		if (t->is_float && t->size == 4) {
-			float f = (float)v;
-			memcpy(p, &f, 4);
-		} else if (t->is_float) {
-			memcpy(p, &v, 8);
-		} else {
-			int64_t x = (int64_t)v;
-			memcpy(p, &x, (size_t)t->size); /* little-endian: the low bytes */
+	for (size_t i = 0; i < n; i++)
+		store(buf, i, t, rs_input(t, op, r, i));
+}
+
+/* In double: exact for every integer result (they stay small), one rounding for floats. */
+void rs_reference(void *buf, const struct rs_type *t, int op, int csize, size_t base, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		double v = rs_input(t, op, 0, base + k);
+		for (int r = 1; r < csize; r++) {
+			double x = rs_input(t, op, r, base + k);
+			if (op == 0)
+				v += x;
+			else if (op == 1)
+				v *= x;
+			else if (op == 2)
+				v = x < v ? x : v;
+			else
+				v = x > v ? x : v;
 		}
+		store(buf, k, t, v);
 	}
 }
 
