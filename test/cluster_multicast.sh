@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# Multicast under bounded Transpose on 4 emulated hosts (docs/design.md, "Multicast"), the
-# cloud routing 239.192.0.0/14 to each host's eth0 and its bridge flooding it:
+# Multicast under bounded Transpose on 4 emulated hosts of 5 (docs/design.md, "Multicast"),
+# the cloud routing 239.192.0.0/14 to each host's eth0 and its bridge flooding it:
 #   1. multicast on: results within the transform's rounding, phase 2 sent to the group, two
 #      communicators at once without cross-talk (test/mpi_multicast on);
 #   2. multicast on, the estimator's statistics under injected loss (test/mpi_bounded -q:
 #      reported loss near the injected one, estimates unbiased, error within the bound);
 #   3. multicast on, 1 % real loss at every host's ingress, multicast datagrams included
 #      (test/mpi_bounded --net-loss);
-#   4. one host drops the group range (iptables INPUT): auto falls back on every rank and
+#   4. multicast on, the allreduce matrix on 2 and 5 hosts (test/mpi_allreduce -q on a
+#      bounded communicator: float SUM and AVG bounded, nothing lost, the rest exact);
+#   5. one host drops the group range (iptables INPUT): auto falls back on every rank and
 #      operations complete by unicast; on fails creation on every rank (mpi_multicast fail).
 # Exit 77 without root or network namespaces, or when a cluster is already up.
 here=$(cd "$(dirname "$0")" && pwd)
@@ -16,6 +18,7 @@ cl=$here/cluster/cluster.sh
 top=$(cd "${top_builddir:-.}" && pwd)
 mc=$top/test/mpi_multicast
 bd=$top/test/mpi_bounded
+mr=$top/test/mpi_allreduce
 [ "$(id -u)" -eq 0 ] || { echo "needs root: skip"; exit 77; }
 for c in ip tc iptables-legacy mpirun unshare; do
 	command -v "$c" >/dev/null 2>&1 || { echo "'$c' not found: skip"; exit 77; }
@@ -29,9 +32,9 @@ if ip netns list 2>/dev/null | grep -q '^orc-'; then
 	echo "an emulated cluster is already up: skip"
 	exit 77
 fi
-[ -x "$mc" ] && [ -x "$bd" ] || { echo "$mc or $bd not built"; exit 99; }
+[ -x "$mc" ] && [ -x "$bd" ] && [ -x "$mr" ] || { echo "$mc, $bd or $mr not built"; exit 99; }
 trap '"$cl" down >/dev/null 2>&1 || true' EXIT
-"$cl" up -n 4 --rate none >/dev/null || { echo "cluster.sh up failed"; exit 99; }
+"$cl" up -n 5 --rate none >/dev/null || { echo "cluster.sh up failed"; exit 99; }
 run() { timeout 300 "$cl" run -n 4 -x OPTIREDUCE_LOG_LEVEL=1 "$@"; }
 rc=0
 echo "== multicast on"
@@ -42,6 +45,11 @@ echo "== multicast on: 1% loss at every host's ingress"
 "$cl" set --loss 0.01 --loss-at ingress >/dev/null || { echo "cluster.sh set failed"; exit 99; }
 run -x OPTIREDUCE_MULTICAST=on -- "$bd" --net-loss 0.01 --loss-at ingress || rc=1
 "$cl" set --loss 0 >/dev/null || { echo "cluster.sh set failed"; exit 99; }
+for n in 2 5; do
+	echo "== multicast on: the allreduce matrix on $n hosts"
+	timeout 300 "$cl" run -n "$n" -x OPTIREDUCE_LOG_LEVEL=1 -x OPTIREDUCE_MODE=bounded \
+		-x OPTIREDUCE_HIERARCHY=0 -x OPTIREDUCE_MULTICAST=on -- "$mr" -q || rc=1
+done
 echo "== host 2 drops the group range: auto falls back, on fails"
 ip netns exec orc-h2 iptables-legacy -w -I INPUT -d 239.192.0.0/14 -j DROP || exit 99
 run -x OPTIREDUCE_MULTICAST=auto -- "$mc" fallback || rc=1
