@@ -215,7 +215,15 @@ static int wanted(const struct or_rep_in *ri, size_t p, enum ask_what what)
 {
 	uint8_t st = ri->state ? ri->state[p] : OR_PKT_UNKNOWN;
 
-	return what == ASK_AGAIN || (what == ASK_NEW ? st != OR_PKT_ASKED : st == OR_PKT_GAP);
+	return what == ASK_AGAIN || (what == ASK_NEW ? st < OR_PKT_ASKED : st == OR_PKT_GAP);
+}
+
+/* A new request names its packets ASKED_NOW: those of earlier ones become ASKED. */
+static void age_asked(struct or_rep_in *ri, size_t npkts)
+{
+	for (size_t p = 0; ri->state && p < npkts; p++)
+		if (ri->state[p] == OR_PKT_ASKED_NOW)
+			ri->state[p] = OR_PKT_ASKED;
 }
 
 /* Ranges of in's missing packets into r, marked asked; returns how many, *pkts the packets
@@ -229,9 +237,11 @@ static size_t missing_ranges(const struct or_inbound *in, struct or_rep_in *ri, 
 	for (size_t p = 0; p < in->npkts && n < OR_REPAIR_RANGES; p++) {
 		if (in->seen[p] || !wanted(ri, p, what))
 			continue;
+		if (!*pkts)
+			age_asked(ri, in->npkts);
 		if (ri->state) {
 			ri->ngap -= ri->state[p] == OR_PKT_GAP;
-			ri->state[p] = OR_PKT_ASKED;
+			ri->state[p] = OR_PKT_ASKED_NOW;
 		}
 		if (n && r[n - 1].first + r[n - 1].count == p && r[n - 1].count < UINT16_MAX)
 			r[n - 1].count++;
@@ -374,8 +384,14 @@ static void note_order(struct or_bounded *b, struct or_bounded_op *op, const str
 		ri->passed = nth + 1;
 }
 
-/* The round trip is the median of the last samples: a lone slow answer does not stop
- * repair, and a phase that asks nothing leaves it as it was. */
+/*
+ * The round trip is the lower quartile of the last samples.  It decides whether a request
+ * still fits before a phase's repair ends, which is asked near the phase's end, when the
+ * first pass has drained from the queues; most samples come from gaps asked for while the
+ * first pass still queues ahead of the request and its resend, and their median kept gaps
+ * that had time from being asked.  A lone fast or slow answer does not move it, and a
+ * phase that asks nothing leaves it as it was.
+ */
 static void rtt_sample(struct or_repair_chan *ch, double us)
 {
 	double v[OR_REPAIR_RTT_SAMPLES];
@@ -390,7 +406,7 @@ static void rtt_sample(struct or_repair_chan *ch, double us)
 			v[j] = v[j - 1];
 			v[j - 1] = t;
 		}
-	ch->rtt_us = v[n / 2];
+	ch->rtt_us = v[n / 4];
 }
 
 void or_bd_repair_arrived(struct or_bounded *b, struct or_bounded_op *op,
@@ -410,7 +426,10 @@ void or_bd_repair_arrived(struct or_bounded *b, struct or_bounded_op *op,
 	}
 	rep->recovered++;
 	rep->recovered_bytes += h->length;
-	if (!ri->rtt_open || !or_rep_chan(b))
+	/* Only an answer to the latest request times it: a resend that an earlier one asked for
+	 * can arrive just after a new request goes, and timed it at a few microseconds. */
+	if (!ri->rtt_open || !or_rep_chan(b) ||
+	    (ri->state && ri->state[h->offset / b->payload] != OR_PKT_ASKED_NOW))
 		return;
 	ri->rtt_open = 0;
 	rtt_sample(b->repair, now - ri->req_us);
