@@ -275,6 +275,7 @@ static int send_request(struct or_bounded *b, struct or_bounded_op *op, unsigned
 	else
 		ri->rounds++;
 	ri->rtt_open = 1;
+	ri->answered = 0;
 	op->rep->requested += pkts;
 	op->rep->asked[step] = 1;
 	return 1;
@@ -303,8 +304,10 @@ static int ask(struct or_bounded *b, struct or_bounded_op *op, unsigned step, do
 		struct or_rep_in *ri = &rep->in[step * rep->cap + i];
 		if (!repairable(in, ri) || ri->rounds >= OR_REPAIR_ROUNDS)
 			continue;
-		/* A packet the sender sent before one that came is lost: asked for at once. */
-		if (!in->last_seen && ri->ngap && now - ri->gap_req_us >= OR_REPAIR_GAP_US)
+		/* A packet the sender sent before one that came is lost: asked for at once.  After
+		 * the LAST, gaps are asked-for packets whose request or resend was lost. */
+		if ((!in->last_seen || ri->after_last) && ri->ngap &&
+		    now - ri->gap_req_us >= OR_REPAIR_GAP_US)
 			sent += send_request(b, op, step, in, ri, ASK_GAPS);
 		/* The sender's LAST says the rest is lost too. */
 		if (in->last_seen && !ri->after_last) {
@@ -332,7 +335,7 @@ int or_bd_repair_hold(struct or_bounded *b, struct or_bounded_op *op, unsigned p
 		const struct or_rep_in *ri = &rep->in[phase * rep->cap + i];
 		/* Asked and not answered yet, or still to ask. */
 		if (repairable(&ph->in[i], ri) &&
-		    (ri->rounds < OR_REPAIR_ROUNDS || now - ri->req_us < wait_us(b)))
+		    (ri->rounds < OR_REPAIR_ROUNDS || ri->ngap || now - ri->req_us < wait_us(b)))
 			return 1;
 	}
 	return 0;
@@ -385,6 +388,31 @@ static void note_order(struct or_bounded *b, struct or_bounded_op *op, const str
 }
 
 /*
+ * Asked-for packets that can no longer be on their way are lost again (their request or
+ * their resend), and become gaps, asked for at once instead of when the phase falls quiet.
+ * A sender resends what a request names in packet order, before anything it sends after,
+ * and paths keep order: a resend of packet q says that the packets below q its latest
+ * request named, and those earlier requests named, were resent before it (upto = q, when
+ * it answers the latest request); a first-pass packet that comes after the latest request
+ * was answered says the same of all of them (upto = npkts).  Only packets the sender is
+ * known to have sent count: behind a packet that came, or all once its LAST is in.
+ */
+static void lost_again(const struct or_inbound *in, struct or_rep_in *ri, size_t upto)
+{
+	size_t n = in->npkts;
+
+	for (size_t p = 0; ri->state && p < n; p++) {
+		uint8_t st = ri->state[p];
+		if (in->seen[p] || st < OR_PKT_ASKED || (st == OR_PKT_ASKED_NOW && p >= upto))
+			continue;
+		if (!in->last_seen && (size_t)((uint64_t)p * ri->inv % n) >= ri->passed)
+			continue;
+		ri->state[p] = OR_PKT_GAP;
+		ri->ngap++;
+	}
+}
+
+/*
  * The round trip is the lower quartile of the last samples.  It decides whether a request
  * still fits before a phase's repair ends, which is asked near the phase's end, when the
  * first pass has drained from the queues; most samples come from gaps asked for while the
@@ -422,10 +450,20 @@ void or_bd_repair_arrived(struct or_bounded *b, struct or_bounded_op *op,
 	if (!(h->flags & OR_WIRE_FLAG_RESENT)) {
 		rep->first_pass_us[h->step] = now;
 		note_order(b, op, in, ri, h->offset);
+		/* Once: until the next request is answered there is nothing new to learn, and a
+		 * scan per packet would cost a 16 MiB phase npkts^2. */
+		if (ri->answered) {
+			ri->answered = 0;
+			lost_again(in, ri, in->npkts);
+		}
 		return;
 	}
 	rep->recovered++;
 	rep->recovered_bytes += h->length;
+	if (ri->state && ri->state[h->offset / b->payload] == OR_PKT_ASKED_NOW) {
+		ri->answered = 1;
+		lost_again(in, ri, h->offset / b->payload);
+	}
 	/* Only an answer to the latest request times it: a resend that an earlier one asked for
 	 * can arrive just after a new request goes, and timed it at a few microseconds. */
 	if (!ri->rtt_open || !or_rep_chan(b) ||

@@ -39,6 +39,7 @@ struct or_rep_in {
 	uint32_t rounds;    /* requests sent after the LAST or on quiet */
 	uint8_t after_last; /* one went after the sender's LAST */
 	uint8_t rtt_open;   /* the first resend since req_us is a round-trip sample */
+	uint8_t answered;   /* a resend the latest request named came */
 	uint8_t refused;    /* the sender cannot resend */
 };
 
