@@ -252,6 +252,16 @@ static size_t missing_ranges(const struct or_inbound *in, struct or_rep_in *ri, 
 	return n;
 }
 
+/* The packets a request that could not be sent named (ASKED_NOW) are gaps again. */
+static void unask(const struct or_inbound *in, struct or_rep_in *ri)
+{
+	for (size_t p = 0; ri->state && p < in->npkts; p++)
+		if (ri->state[p] == OR_PKT_ASKED_NOW) {
+			ri->state[p] = OR_PKT_GAP;
+			ri->ngap++;
+		}
+}
+
 static int send_request(struct or_bounded *b, struct or_bounded_op *op, unsigned step,
                         const struct or_inbound *in, struct or_rep_in *ri, enum ask_what what)
 {
@@ -265,9 +275,17 @@ static int send_request(struct or_bounded *b, struct or_bounded_op *op, unsigned
 	or_rep_header(b, op->c->seq, (uint16_t)step, &h);
 	h.flags = OR_WIRE_FLAG_REQUEST;
 	h.length = (uint16_t)or_wire_ranges_encode(r, n, payload);
-	/* Not sent (no buffer, refused): what it named is asked again on quiet. */
-	if (!or_rep_send(b, op, in->peer, &h, payload))
+	/*
+	 * Not sent: no send buffer was free (the first pass of a large phase keeps them all in
+	 * use), or the endpoint refused.  What it named is a gap again, asked for at the next
+	 * chance (at most once per OR_REPAIR_GAP_US); marked asked, it waited for a quiet phase
+	 * and a round of its own, which a large phase rarely had left.
+	 */
+	if (!or_rep_send(b, op, in->peer, &h, payload)) {
+		unask(in, ri);
+		ri->gap_req_us = or_now_us();
 		return 0;
+	}
 	b->tokens -= (double)(h.length + OR_WIRE_HDR_SIZE);
 	ri->req_us = or_now_us();
 	if (what == ASK_GAPS)
@@ -302,13 +320,17 @@ static int ask(struct or_bounded *b, struct or_bounded_op *op, unsigned step, do
 	for (uint32_t i = 0, n = or_rep_slots(ph, op->c->size, 0); i < n; i++) {
 		struct or_inbound *in = &ph->in[i];
 		struct or_rep_in *ri = &rep->in[step * rep->cap + i];
-		if (!repairable(in, ri) || ri->rounds >= OR_REPAIR_ROUNDS)
+		if (!repairable(in, ri))
 			continue;
 		/* A packet the sender sent before one that came is lost: asked for at once.  After
-		 * the LAST, gaps are asked-for packets whose request or resend was lost. */
+		 * the LAST, gaps are asked-for packets whose request or resend was lost.  Each gap
+		 * comes from an arrival that showed it lost, so gaps are not limited to the rounds
+		 * below, and early timeout holds the phase for them (or_bd_repair_hold). */
 		if ((!in->last_seen || ri->after_last) && ri->ngap &&
 		    now - ri->gap_req_us >= OR_REPAIR_GAP_US)
 			sent += send_request(b, op, step, in, ri, ASK_GAPS);
+		if (ri->rounds >= OR_REPAIR_ROUNDS)
+			continue;
 		/* The sender's LAST says the rest is lost too. */
 		if (in->last_seen && !ri->after_last) {
 			ri->after_last = 1;
