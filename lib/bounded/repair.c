@@ -8,7 +8,8 @@
  * sends of this rank's own, before its peers stop waiting for those.  Nothing is sent again
  * on a timer: a request is answered or not, and a receiver asks again only when the phase
  * stays quiet, at most OR_REPAIR_ROUNDS times.  Requests and resends are datagrams like any
- * other: validated on arrival, lost by injection like data.
+ * other: validated on arrival, lost by injection like data.  What arrivals say is missing
+ * is learnt in repair_arrive.c.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -215,7 +216,15 @@ static int wanted(const struct or_rep_in *ri, size_t p, enum ask_what what)
 {
 	uint8_t st = ri->state ? ri->state[p] : OR_PKT_UNKNOWN;
 
-	return what == ASK_AGAIN || (what == ASK_NEW ? st != OR_PKT_ASKED : st == OR_PKT_GAP);
+	return what == ASK_AGAIN || (what == ASK_NEW ? st < OR_PKT_ASKED : st == OR_PKT_GAP);
+}
+
+/* A new request names its packets ASKED_NOW: those of earlier ones become ASKED. */
+static void age_asked(struct or_rep_in *ri, size_t npkts)
+{
+	for (size_t p = 0; ri->state && p < npkts; p++)
+		if (ri->state[p] == OR_PKT_ASKED_NOW)
+			ri->state[p] = OR_PKT_ASKED;
 }
 
 /* Ranges of in's missing packets into r, marked asked; returns how many, *pkts the packets
@@ -229,9 +238,11 @@ static size_t missing_ranges(const struct or_inbound *in, struct or_rep_in *ri, 
 	for (size_t p = 0; p < in->npkts && n < OR_REPAIR_RANGES; p++) {
 		if (in->seen[p] || !wanted(ri, p, what))
 			continue;
+		if (!*pkts)
+			age_asked(ri, in->npkts);
 		if (ri->state) {
 			ri->ngap -= ri->state[p] == OR_PKT_GAP;
-			ri->state[p] = OR_PKT_ASKED;
+			ri->state[p] = OR_PKT_ASKED_NOW;
 		}
 		if (n && r[n - 1].first + r[n - 1].count == p && r[n - 1].count < UINT16_MAX)
 			r[n - 1].count++;
@@ -240,6 +251,16 @@ static size_t missing_ranges(const struct or_inbound *in, struct or_rep_in *ri, 
 		(*pkts)++;
 	}
 	return n;
+}
+
+/* The packets a request that could not be sent named (ASKED_NOW) are gaps again. */
+static void unask(const struct or_inbound *in, struct or_rep_in *ri)
+{
+	for (size_t p = 0; ri->state && p < in->npkts; p++)
+		if (ri->state[p] == OR_PKT_ASKED_NOW) {
+			ri->state[p] = OR_PKT_GAP;
+			ri->ngap++;
+		}
 }
 
 static int send_request(struct or_bounded *b, struct or_bounded_op *op, unsigned step,
@@ -255,9 +276,17 @@ static int send_request(struct or_bounded *b, struct or_bounded_op *op, unsigned
 	or_rep_header(b, op->c->seq, (uint16_t)step, &h);
 	h.flags = OR_WIRE_FLAG_REQUEST;
 	h.length = (uint16_t)or_wire_ranges_encode(r, n, payload);
-	/* Not sent (no buffer, refused): what it named is asked again on quiet. */
-	if (!or_rep_send(b, op, in->peer, &h, payload))
+	/*
+	 * Not sent: no send buffer was free (the first pass of a large phase keeps them all in
+	 * use), or the endpoint refused.  What it named is a gap again, asked for at the next
+	 * chance (at most once per OR_REPAIR_GAP_US); marked asked, it waited for a quiet phase
+	 * and a round of its own, which a large phase rarely had left.
+	 */
+	if (!or_rep_send(b, op, in->peer, &h, payload)) {
+		unask(in, ri);
+		ri->gap_req_us = or_now_us();
 		return 0;
+	}
 	b->tokens -= (double)(h.length + OR_WIRE_HDR_SIZE);
 	ri->req_us = or_now_us();
 	if (what == ASK_GAPS)
@@ -265,6 +294,7 @@ static int send_request(struct or_bounded *b, struct or_bounded_op *op, unsigned
 	else
 		ri->rounds++;
 	ri->rtt_open = 1;
+	ri->answered = 0;
 	op->rep->requested += pkts;
 	op->rep->asked[step] = 1;
 	return 1;
@@ -291,11 +321,17 @@ static int ask(struct or_bounded *b, struct or_bounded_op *op, unsigned step, do
 	for (uint32_t i = 0, n = or_rep_slots(ph, op->c->size, 0); i < n; i++) {
 		struct or_inbound *in = &ph->in[i];
 		struct or_rep_in *ri = &rep->in[step * rep->cap + i];
-		if (!repairable(in, ri) || ri->rounds >= OR_REPAIR_ROUNDS)
+		if (!repairable(in, ri))
 			continue;
-		/* A packet the sender sent before one that came is lost: asked for at once. */
-		if (!in->last_seen && ri->ngap && now - ri->gap_req_us >= OR_REPAIR_GAP_US)
+		/* A packet the sender sent before one that came is lost: asked for at once.  After
+		 * the LAST, gaps are asked-for packets whose request or resend was lost.  Each gap
+		 * comes from an arrival that showed it lost, so gaps are not limited to the rounds
+		 * below, and early timeout holds the phase for them (or_bd_repair_hold). */
+		if ((!in->last_seen || ri->after_last) && ri->ngap &&
+		    now - ri->gap_req_us >= OR_REPAIR_GAP_US)
 			sent += send_request(b, op, step, in, ri, ASK_GAPS);
+		if (ri->rounds >= OR_REPAIR_ROUNDS)
+			continue;
 		/* The sender's LAST says the rest is lost too. */
 		if (in->last_seen && !ri->after_last) {
 			ri->after_last = 1;
@@ -322,98 +358,10 @@ int or_bd_repair_hold(struct or_bounded *b, struct or_bounded_op *op, unsigned p
 		const struct or_rep_in *ri = &rep->in[phase * rep->cap + i];
 		/* Asked and not answered yet, or still to ask. */
 		if (repairable(&ph->in[i], ri) &&
-		    (ri->rounds < OR_REPAIR_ROUNDS || now - ri->req_us < wait_us(b)))
+		    (ri->rounds < OR_REPAIR_ROUNDS || ri->ngap || now - ri->req_us < wait_us(b)))
 			return 1;
 	}
 	return 0;
-}
-
-/* x^-1 mod n for x coprime with n (the stride is). */
-size_t or_rep_inverse(size_t x, size_t n)
-{
-	int64_t t = 0, nt = 1, r = (int64_t)n, nr = (int64_t)(x % n);
-
-	while (nr) {
-		int64_t q = r / nr, tmp;
-		tmp = t - q * nt, t = nt, nt = tmp;
-		tmp = r - q * nr, r = nr, nr = tmp;
-	}
-	return (size_t)(t < 0 ? t + (int64_t)n : t);
-}
-
-/*
- * A packet of the first pass came: every packet its sender sent before it and that has not
- * come is a gap, lost on a path that keeps order.  Send positions only move forward, so
- * each is looked at once.
- */
-static void note_order(struct or_bounded *b, struct or_bounded_op *op, const struct or_inbound *in,
-                       struct or_rep_in *ri, uint32_t offset)
-{
-	size_t n = in->npkts, nth;
-
-	if (n < 2)
-		return;
-	if (!ri->state) {
-		size_t block = op->block_elems * op->c->esize;
-		ri->state = calloc(n, 1);
-		if (!ri->state)
-			return;
-		ri->stride = or_bd_stripe_stride(n, (block + b->payload - 1) / b->payload);
-		ri->inv = or_rep_inverse(ri->stride, n);
-	}
-	/* Below 2^32 / 64 packets per region: the product fits in 64 bits. */
-	nth = (size_t)((uint64_t)(offset / b->payload) * ri->inv % n);
-	for (; ri->passed < nth; ri->passed++) {
-		size_t idx = (size_t)((uint64_t)ri->passed * ri->stride % n);
-		if (!in->seen[idx] && ri->state[idx] == OR_PKT_UNKNOWN) {
-			ri->state[idx] = OR_PKT_GAP;
-			ri->ngap++;
-		}
-	}
-	if (ri->passed == nth)
-		ri->passed = nth + 1;
-}
-
-/* The round trip is the median of the last samples: a lone slow answer does not stop
- * repair, and a phase that asks nothing leaves it as it was. */
-static void rtt_sample(struct or_repair_chan *ch, double us)
-{
-	double v[OR_REPAIR_RTT_SAMPLES];
-	unsigned n;
-
-	ch->rtt_sample[ch->nsamples++ % OR_REPAIR_RTT_SAMPLES] = us;
-	n = ch->nsamples < OR_REPAIR_RTT_SAMPLES ? ch->nsamples : OR_REPAIR_RTT_SAMPLES;
-	memcpy(v, ch->rtt_sample, n * sizeof(v[0]));
-	for (unsigned i = 1; i < n; i++)
-		for (unsigned j = i; j > 0 && v[j - 1] > v[j]; j--) {
-			double t = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	ch->rtt_us = v[n / 2];
-}
-
-void or_bd_repair_arrived(struct or_bounded *b, struct or_bounded_op *op,
-                          const struct or_wire_hdr *h, const struct or_inbound *in)
-{
-	struct or_repair *rep = or_bd_repair_on(b) ? or_rep_of(op) : NULL;
-	struct or_rep_in *ri;
-	double now = or_now_us();
-
-	if (!rep)
-		return;
-	ri = &rep->in[h->step * rep->cap + (uint32_t)(in - op->ph[h->step].in)];
-	if (!(h->flags & OR_WIRE_FLAG_RESENT)) {
-		rep->first_pass_us[h->step] = now;
-		note_order(b, op, in, ri, h->offset);
-		return;
-	}
-	rep->recovered++;
-	rep->recovered_bytes += h->length;
-	if (!ri->rtt_open || !or_rep_chan(b))
-		return;
-	ri->rtt_open = 0;
-	rtt_sample(b->repair, now - ri->req_us);
 }
 
 /* ---- each pass, and at the end of a phase ---- */

@@ -23,8 +23,11 @@
 #define OR_REPAIR_GAP_US      1000.0
 #define OR_REPAIR_RTT_SAMPLES 8
 
-/* What a receiver knows of one missing packet (or_rep_in.state). */
-enum { OR_PKT_UNKNOWN, OR_PKT_GAP, OR_PKT_ASKED };
+/*
+ * What a receiver knows of one missing packet (or_rep_in.state).  ASKED_NOW is asked by the
+ * sender's latest request: only its resends are round-trip samples of that request.
+ */
+enum { OR_PKT_UNKNOWN, OR_PKT_GAP, OR_PKT_ASKED, OR_PKT_ASKED_NOW };
 
 struct or_rep_in {
 	double req_us;      /* when the last request went */
@@ -36,6 +39,7 @@ struct or_rep_in {
 	uint32_t rounds;    /* requests sent after the LAST or on quiet */
 	uint8_t after_last; /* one went after the sender's LAST */
 	uint8_t rtt_open;   /* the first resend since req_us is a round-trip sample */
+	uint8_t answered;   /* a resend the latest request named came */
 	uint8_t refused;    /* the sender cannot resend */
 };
 
@@ -69,7 +73,7 @@ struct or_kept {
 };
 
 struct or_repair_chan {
-	double rtt_us; /* median of the last samples: request sent to its first resend back */
+	double rtt_us; /* lower quartile of the last samples: request sent to its first resend */
 	double rtt_sample[OR_REPAIR_RTT_SAMPLES];
 	unsigned nsamples;
 	struct or_kept kept[OR_REPAIR_KEPT];

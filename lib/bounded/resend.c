@@ -77,6 +77,9 @@ int or_rep_resend(struct or_bounded *b, struct or_bounded_op *op, uint64_t seq, 
 		(*count)++;
 		sent++;
 	}
+	/* The next request is resent in packet order from its lowest: the asker infers from
+	 * that order which resends were lost (repair.c, lost_again). */
+	ro->cursor = 0;
 	return sent;
 }
 

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * What arrivals teach a receiver about repair (docs/design.md, "Repair inside the
+ * deadline"): a first-pass packet says which packets its sender sent before it are gaps;
+ * a resend, and a packet after an answered request, say which asked-for packets were lost
+ * again; an answer to the latest request times a round trip.  repair.c asks from this.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "repair.h"
+
+/* x^-1 mod n for x coprime with n (the stride is). */
+size_t or_rep_inverse(size_t x, size_t n)
+{
+	int64_t t = 0, nt = 1, r = (int64_t)n, nr = (int64_t)(x % n);
+
+	while (nr) {
+		int64_t q = r / nr, tmp;
+		tmp = t - q * nt, t = nt, nt = tmp;
+		tmp = r - q * nr, r = nr, nr = tmp;
+	}
+	return (size_t)(t < 0 ? t + (int64_t)n : t);
+}
+
+/*
+ * A packet of the first pass came: every packet its sender sent before it and that has not
+ * come is a gap, lost on a path that keeps order.  Send positions only move forward, so
+ * each is looked at once.
+ */
+static void note_order(struct or_bounded *b, struct or_bounded_op *op, const struct or_inbound *in,
+                       struct or_rep_in *ri, uint32_t offset)
+{
+	size_t n = in->npkts, nth;
+
+	if (n < 2)
+		return;
+	if (!ri->state) {
+		size_t block = op->block_elems * op->c->esize;
+		ri->state = calloc(n, 1);
+		if (!ri->state)
+			return;
+		ri->stride = or_bd_stripe_stride(n, (block + b->payload - 1) / b->payload);
+		ri->inv = or_rep_inverse(ri->stride, n);
+	}
+	/* Below 2^32 / 64 packets per region: the product fits in 64 bits. */
+	nth = (size_t)((uint64_t)(offset / b->payload) * ri->inv % n);
+	for (; ri->passed < nth; ri->passed++) {
+		size_t idx = (size_t)((uint64_t)ri->passed * ri->stride % n);
+		if (!in->seen[idx] && ri->state[idx] == OR_PKT_UNKNOWN) {
+			ri->state[idx] = OR_PKT_GAP;
+			ri->ngap++;
+		}
+	}
+	if (ri->passed == nth)
+		ri->passed = nth + 1;
+}
+
+/*
+ * Asked-for packets that can no longer be on their way are lost again (their request or
+ * their resend), and become gaps, asked for at once instead of when the phase falls quiet.
+ * A sender resends what a request names in packet order, before anything it sends after,
+ * and paths keep order: a resend of packet q says that the packets below q its latest
+ * request named, and those earlier requests named, were resent before it (upto = q, when
+ * it answers the latest request); a first-pass packet that comes after the latest request
+ * was answered says the same of all of them (upto = npkts).  Only packets the sender is
+ * known to have sent count: behind a packet that came, or all once its LAST is in.
+ */
+static void lost_again(const struct or_inbound *in, struct or_rep_in *ri, size_t upto)
+{
+	size_t n = in->npkts;
+
+	for (size_t p = 0; ri->state && p < n; p++) {
+		uint8_t st = ri->state[p];
+		if (in->seen[p] || st < OR_PKT_ASKED || (st == OR_PKT_ASKED_NOW && p >= upto))
+			continue;
+		if (!in->last_seen && (size_t)((uint64_t)p * ri->inv % n) >= ri->passed)
+			continue;
+		ri->state[p] = OR_PKT_GAP;
+		ri->ngap++;
+	}
+}
+
+/*
+ * The round trip is the lower quartile of the last samples.  It decides whether a request
+ * still fits before a phase's repair ends, which is asked near the phase's end, when the
+ * first pass has drained from the queues; most samples come from gaps asked for while the
+ * first pass still queues ahead of the request and its resend, and their median kept gaps
+ * that had time from being asked.  A lone fast or slow answer does not move it, and a
+ * phase that asks nothing leaves it as it was.
+ */
+static void rtt_sample(struct or_repair_chan *ch, double us)
+{
+	double v[OR_REPAIR_RTT_SAMPLES];
+	unsigned n;
+
+	ch->rtt_sample[ch->nsamples++ % OR_REPAIR_RTT_SAMPLES] = us;
+	n = ch->nsamples < OR_REPAIR_RTT_SAMPLES ? ch->nsamples : OR_REPAIR_RTT_SAMPLES;
+	memcpy(v, ch->rtt_sample, n * sizeof(v[0]));
+	for (unsigned i = 1; i < n; i++)
+		for (unsigned j = i; j > 0 && v[j - 1] > v[j]; j--) {
+			double t = v[j];
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+	ch->rtt_us = v[n / 4];
+}
+
+void or_bd_repair_arrived(struct or_bounded *b, struct or_bounded_op *op,
+                          const struct or_wire_hdr *h, const struct or_inbound *in)
+{
+	struct or_repair *rep = or_bd_repair_on(b) ? or_rep_of(op) : NULL;
+	struct or_rep_in *ri;
+	double now = or_now_us();
+
+	if (!rep)
+		return;
+	ri = &rep->in[h->step * rep->cap + (uint32_t)(in - op->ph[h->step].in)];
+	if (!(h->flags & OR_WIRE_FLAG_RESENT)) {
+		rep->first_pass_us[h->step] = now;
+		note_order(b, op, in, ri, h->offset);
+		/* Once: until the next request is answered there is nothing new to learn, and a
+		 * scan per packet would cost a 16 MiB phase npkts^2. */
+		if (ri->answered) {
+			ri->answered = 0;
+			lost_again(in, ri, in->npkts);
+		}
+		return;
+	}
+	rep->recovered++;
+	rep->recovered_bytes += h->length;
+	if (ri->state && ri->state[h->offset / b->payload] == OR_PKT_ASKED_NOW) {
+		ri->answered = 1;
+		lost_again(in, ri, h->offset / b->payload);
+	}
+	/* Only an answer to the latest request times it: a resend that an earlier one asked for
+	 * can arrive just after a new request goes, and timed it at a few microseconds. */
+	if (!ri->rtt_open || !or_rep_chan(b) ||
+	    (ri->state && ri->state[h->offset / b->payload] != OR_PKT_ASKED_NOW))
+		return;
+	ri->rtt_open = 0;
+	rtt_sample(b->repair, now - ri->req_us);
+}
