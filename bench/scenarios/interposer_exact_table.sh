@@ -71,7 +71,7 @@ for cfg in flat-unlimited flat-100mbit 2x2-100mbit local4; do
 	done
 	echo
 	if [ -s "$OUT/$cfg/served.txt" ]; then
-		echo "Interposed runs (OPTIREDUCE_PMPI_STATS, every rank):"
+		echo "Interposed runs, calls served (OPTIREDUCE_PMPI_STATS of rank 0):"
 		echo
 		grep '^round' "$OUT/$cfg/served.txt" | sed 's/^/- /'
 		echo
