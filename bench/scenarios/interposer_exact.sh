@@ -26,10 +26,13 @@
 #   ITERS [200]         timed calls per size up to 8 KiB (-i), WARMUP [20] untimed (-x)
 #   ITERS_LARGE [30]    timed calls per size above 8 KiB, WARMUP_LARGE [3] untimed
 #   LOCK_WAIT [0]       seconds to wait for /tmp/orc-cluster.lock; 0 waits as long as needed
-# With the defaults, one run (one config, round and way) takes about 1 min on unlimited
-# links and on this host, and 2.5 min at 100 Mbit/s, where 16 MiB calls alone take about
-# 2 s each; 30 calls of a size give the pooled P50 of 90 calls per way, which a single slow
-# call does not move, and the time to repeat rounds on a quieter machine.
+# The defaults keep one run (one config, round and way) within about 5 min on 2 shared
+# vCPUs: Open MPI's run takes 1.6 min on flat-unlimited, 2.7 min on 2x2-100mbit, 4.8 min
+# on flat-100mbit and 3 s on local4, the interposer's 1.1, 1.6, 2.5 min and 3 s; a round
+# of all four configs takes about 15 min, most of it in the 8 and 16 MiB calls (1.3 s and
+# 4.2 s each for Open MPI at 16 MiB, unlimited and at 100 Mbit/s).  30 timed calls of a
+# large size pool to 90 per way over 3 rounds, a P50 that a few slow calls do not move;
+# 200 of a small one cost little, as those calls take under a millisecond.
 #
 # Every interposed run must show, from its OPTIREDUCE_PMPI_STATS line (rank 0 prints it at
 # MPI_Finalize), at least as many calls served exact as the benchmark made (timed and
