@@ -9,6 +9,7 @@ const struct or_alg *const or_alg_table[] = {
     &or_alg_transpose,
     &or_alg_recursive_doubling,
     &or_alg_tree,
+    &or_alg_rabenseifner,
 };
 
 const int or_alg_count = (int)(sizeof(or_alg_table) / sizeof(or_alg_table[0]));

@@ -35,5 +35,6 @@ extern const struct or_alg or_alg_ring;
 extern const struct or_alg or_alg_transpose;
 extern const struct or_alg or_alg_recursive_doubling;
 extern const struct or_alg or_alg_tree;
+extern const struct or_alg or_alg_rabenseifner;
 
 #endif /* OR_ALGORITHM_H */
