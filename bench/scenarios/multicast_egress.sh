@@ -9,11 +9,14 @@
 #   egress8-4m, both8-4m    the same on 8 hosts at 50 Mbit/s (8 ranks on 2 CPUs fill
 #                           no faster link), MPI_Allreduce interleaved as the baseline;
 #                           unicast sends 1.75 S per rank there
+#   bytes8-mc, bytes8-uc    8 hosts, egress 50 Mbit/s, one way per run, no baseline: the
+#                           bytes each host sends per operation (perf_table.sh bytes)
 #
 #   bench/scenarios/multicast_egress.sh BENCH_BINARY OUT_DIR [SCENARIO...]
 #
 # Needs root (the emulated cloud); run under flock /tmp/orc-cluster.lock.
-# Table: bench/perf_table.sh ab OUT_DIR/*.
+# Tables: bench/perf_table.sh ab OUT_DIR/{egress,both}*, bench/perf_table.sh bytes
+# OUT_DIR/bytes8-*.
 set -u
 . "$(dirname "$0")/common.sh"
 batch_init "$@"
@@ -28,4 +31,8 @@ pick egress8-4m && run egress8-4m -n 8 --rate 50mbit --rate-at egress -- \
 	--sync-start 50 -m 4m:4m --iter-large 20 "${ab[@]}"
 pick both8-4m && run both8-4m -n 8 --rate 50mbit -- \
 	--sync-start 50 -m 4m:4m --iter-large 20 "${ab[@]}"
+pick bytes8-mc && run bytes8-mc -n 8 --rate 50mbit --rate-at egress --no-baseline -- \
+	-m 4m:4m --iter-large 10 --param multicast=on
+pick bytes8-uc && run bytes8-uc -n 8 --rate 50mbit --rate-at egress --no-baseline -- \
+	-m 4m:4m --iter-large 10 --param multicast=off
 echo "== done $(date -u +%H:%M:%S)"
