@@ -332,6 +332,7 @@ static int test_loss(optireduce_comm_t *comm, size_t count, double p_inject, dou
 		double nmse = err2 / norm2, seen = lost / expected;
 		double theory = theory_of(p, count);
 		double all_lost = 0, all_exp = 0, own = expected > 0 ? lost / expected : 0, worst;
+		int out_of_bound, any_out = 0;
 		MPI_Allreduce(&lost, &all_lost, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 		MPI_Allreduce(&expected, &all_exp, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 		MPI_Allreduce(&own, &worst, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
@@ -423,8 +424,20 @@ static int test_loss(optireduce_comm_t *comm, size_t count, double p_inject, dou
 		if ((ring || tree) && (nmse > theory * 1.3 + 0.01 || nmse < 0.1 * p))
 			fprintf(stderr, "rank %d: loss %g: nmse %g, theory %g\n", rank, p, nmse,
 			        theory);
-		/* A repaired rank may have lost nothing at all: no lower bound then. */
-		if (nmse > theory * 1.3 + 0.01 || nmse < (repair ? 0 : 0.1 * p))
+		/* A repaired rank may have lost nothing at all: no lower bound then.  An error past
+		 * the bound at no more loss than injected is loss that came in a burst (the host's
+		 * own drops, above), which the loss rate does not show: run again, the last run
+		 * judged, so an estimate that is really off still fails. */
+		out_of_bound = nmse > theory * 1.3 + 0.01 || nmse < (repair ? 0 : 0.1 * p);
+		MPI_Allreduce(&out_of_bound, &any_out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+		if (any_out && p_net == 0 && !final) {
+			if (rank == 0)
+				printf("loss %.2f: nmse %.4f past its bound at %.4f lost: run again\n",
+				       p, nmse, seen);
+			disturbed = 1;
+			goto out;
+		}
+		if (out_of_bound)
 			FAIL("loss %g: nmse %g outside [%g, %g]\n", p, nmse, repair ? 0 : 0.1 * p,
 			     theory * 1.3 + 0.01);
 		/* 5 s.e. is exceeded by chance for ~1e-6 of elements; allow a few. */
