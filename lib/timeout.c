@@ -346,6 +346,11 @@ uint32_t or_tmo_local_estimate(const struct or_tmo *t, size_t bytes)
 	return estimate_of(&t->cls[or_tmo_size_class(bytes)]);
 }
 
+int or_tmo_calibrated(const struct or_tmo *t, size_t bytes)
+{
+	return t->cfg.user_timeout_us || t->cls[or_tmo_size_class(bytes)].calibrated;
+}
+
 static uint64_t sat_add(uint64_t a, uint64_t b)
 {
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;

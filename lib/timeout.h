@@ -297,6 +297,9 @@ int or_tmo_peer_estimate(struct or_tmo *t, uint32_t rank, size_t bytes, uint32_t
 /* This rank's t_C for this size class, to put in headers; 0 when it has none. */
 uint32_t or_tmo_local_estimate(const struct or_tmo *t, size_t bytes);
 
+/* 1 once this size class's hard bound is calibrated (or the user's), else 0. */
+int or_tmo_calibrated(const struct or_tmo *t, size_t bytes);
+
 /*
  * May the phase close at now_us, and why.  ALL_DATA: every sender's LAST
  * packets and every expected byte arrived.  EARLY_TIMEOUT (unless

@@ -240,14 +240,15 @@ static void test_calibration(void)
 		c.calib_margin = cases[n].m;
 		or_tmo_init(&t, &c);
 		for (int i = 0; i < 20; i++) {
-			if (or_tmo_decide(&t, SZ) != c.initial_us ||
+			if (or_tmo_calibrated(&t, SZ) ||
+			    or_tmo_decide(&t, SZ) != c.initial_us ||
 			    or_tmo_last(&t)->why != OR_TMO_INITIAL)
 				initial_ok = 0;
 			r = or_tmo_complete(&t, SZ, trace[i], 0, 0.0);
 			if (i < 19 && r != OR_TMO_CALIBRATING)
 				initial_ok = 0;
 		}
-		CHECK(initial_ok,
+		CHECK(initial_ok && or_tmo_calibrated(&t, SZ),
 		      "P%g M%g: initial_us (reason initial) for the first 20 operations",
 		      cases[n].p, cases[n].m);
 		d = or_tmo_decide(&t, SZ);
@@ -261,7 +262,7 @@ static void test_calibration(void)
 	      "decision log: t_b_us 2500, unclamped_us 2500");
 	CHECK(or_tmo_last(&t)->t_c0_us == 1050 && or_tmo_local_estimate(&t, SZ) == 1050,
 	      "t_C restarts at the median of the calibration samples (1050)");
-	CHECK(or_tmo_decide(&t, 1 * KB) == c.initial_us,
+	CHECK(or_tmo_decide(&t, 1 * KB) == c.initial_us && !or_tmo_calibrated(&t, 1 * KB),
 	      "another size class is still calibrating (initial_us)");
 }
 
@@ -278,7 +279,8 @@ static void test_user_timeout(void)
 			ok = 0;
 		or_tmo_complete(&t, SZ, i < 20 ? 100 : 90000, i % 3 == 0, 0.5);
 	}
-	CHECK(ok, "user timeout 5000 µs holds through 40 operations of 100 and 90000 µs");
+	CHECK(ok && or_tmo_calibrated(&t, 1 * KB),
+	      "user timeout 5000 µs holds through 40 operations of 100 and 90000 µs");
 	CHECK(or_tmo_local_estimate(&t, SZ) > 0, "t_C still tracked under a user timeout");
 
 	c.user_timeout_us = c.max_us * 10;

@@ -130,6 +130,9 @@ struct or_phase {
 	/* Every peer gets the same region (Transpose's second phase): 1, -1 not, 0 unknown yet;
 	 * with multicast on, it goes once to the group (mcast.c). */
 	int bcast;
+	/* Of pace.rate_mbps, what this phase sends at to the group: set at its first send,
+	 * 0 until then (or_bd_mcast_share). */
+	double mc_share;
 };
 
 struct or_bounded_op {
@@ -145,7 +148,8 @@ struct or_bounded_op {
 	 * What the network took: pacing follows it instead of probing past it.  sent_bytes
 	 * counts every packet the channel sent while a phase of this operation was sending,
 	 * its own and those of operations beside it, so the rate it took (over send_us) is the
-	 * channel's, not the share this operation had of it.
+	 * channel's, not the share this operation had of it.  A multicast phase, paced at a
+	 * share of the link on purpose, counts in neither.
 	 */
 	uint64_t sent_bytes;
 	double send_us;   /* summed over phases, from begin until the last packet left */
@@ -356,8 +360,12 @@ void or_bd_mcast_free(struct or_bounded *b);
 /* A probe, or this rank's own datagram looped back by the group: handled, 1; else 0. */
 int or_bd_mcast_rx(struct or_bounded *b, const struct or_wire_hdr *h, uint32_t src,
                    int check_source);
-/* After op: the multicast phase's rate for the next operations (struct or_bd_mcast). */
-void or_bd_mcast_op_end(struct or_bounded *b, const struct or_bounded_op *op);
+/* After op: the multicast phase's rate for the next operations (struct or_bd_mcast); 1
+ * when op tried the whole rate and lost more for it, which other controllers ignore. */
+int or_bd_mcast_op_end(struct or_bounded *b, const struct or_bounded_op *op);
+/* The share of pace.rate_mbps a multicast phase of op sends at: mc.share of what the
+ * link carries. */
+double or_bd_mcast_share(const struct or_bounded *b, const struct or_bounded_op *op);
 /* The group refused a datagram (code): later phases go to each peer. */
 void or_bd_mcast_failed(struct or_bounded *b, int code);
 /* Whether ph sends one region to every peer (decided once per phase). */

@@ -91,9 +91,11 @@ static double phase_loss(const struct or_bounded_op *op, int mc)
  * it starts at each receiver's unicast share, 1/(N-1), and tries the whole rate after
  * clean_ops operations whose multicast phase lost no more than their others; one that did
  * brings it back, and the next try waits twice as long (docs/design.md, "Multicast").
- * Every rank sends and receives alike, so its own loss speaks for its receivers.
+ * Every rank sends and receives alike, so its own loss speaks for its receivers.  What
+ * a try at the whole rate loses is this controller's to judge, as a deadline's cut is not
+ * the network's: 1 tells the caller to teach pacing and the deadline nothing from it.
  */
-void or_bd_mcast_op_end(struct or_bounded *b, const struct or_bounded_op *op)
+int or_bd_mcast_op_end(struct or_bounded *b, const struct or_bounded_op *op)
 {
 	double lo = 1.0 / (double)(b->comm->size > 1 ? b->comm->size - 1 : 1);
 	double mc, uc;
@@ -101,13 +103,18 @@ void or_bd_mcast_op_end(struct or_bounded *b, const struct or_bounded_op *op)
 
 	if (!b->mc.on || !op->bcast_multicast || !op->ph ||
 	    op->c->count * op->c->esize < OR_LOSS_MIN_PKTS * b->payload)
-		return;
+		return 0;
 	mc = phase_loss(op, 1);
 	uc = phase_loss(op, 0);
 	over = mc > uc + OR_MCAST_EXCESS_LOSS;
+	/* Ranks change phase at different times, so a try overflows its receivers' unicast
+	 * phase as well: loss of the whole operation well above the usual level counts too. */
+	if (b->mc.share > lo && b->pace.loss_ops >= OR_PACE_WARMUP &&
+	    b->own_loss > 2.0 * b->pace.loss_avg + OR_MCAST_EXCESS_LOSS)
+		over = 1;
 	if (b->mc.share > lo) {
 		if (!over)
-			return;
+			return 0;
 		b->mc.share = lo;
 		b->mc.clean = 0;
 		if (b->mc.clean_ops < OR_MCAST_LAST_TRY)
@@ -116,14 +123,40 @@ void or_bd_mcast_op_end(struct or_bounded *b, const struct or_bounded_op *op)
 		       "multicast phase lost %.3f at the whole rate (others %.3f): 1/%u of it, "
 		       "again after %u clean operations",
 		       mc, uc, b->comm->size - 1, b->mc.clean_ops);
-		return;
+		return 1;
 	}
+	/* Before its deadline is calibrated, a try that overflows receivers waits out the
+	 * initial bound: 4 s for one 4 MiB operation, against 0.54 s. */
+	if (!over && !or_tmo_calibrated(&b->tmo, op->user_bytes))
+		return 0;
 	b->mc.clean = over ? 0 : b->mc.clean + 1;
 	if (b->mc.clean >= b->mc.clean_ops) {
 		b->mc.share = 1.0;
 		b->mc.clean = 0;
 		or_log(OR_LOG_DEBUG, "multicast phase: the whole rate");
 	}
+	return 0;
+}
+
+/*
+ * mc.share is of what each sender's link carries, since that is what every receiver gets
+ * N-1 times.  Where the link refuses sends the pacer holds a nominal rate far above it
+ * (pacing.c, hold-link), and 1/(N-1) of that overflowed every receiver: 4 hosts at 100
+ * Mbit/s, 400 nominal, a third of it lost the first operation's whole multicast phase.  So
+ * the base is what the link took, over this operation's earlier phases when they were
+ * refused sends, else as the pacer learnt it.
+ */
+double or_bd_mcast_share(const struct or_bounded *b, const struct or_bounded_op *op)
+{
+	double rate = b->pace.rate_mbps, base = rate;
+
+	if (op->send_us > 0 && op->blocked * 100 > op->sent_pkts + 100)
+		base = (double)op->sent_bytes * 8.0 / op->send_us; /* bits per us = Mbit/s */
+	else if (b->pace.took_mbps > 0)
+		base = b->pace.took_mbps;
+	if (!(base > 0) || base > rate)
+		base = rate;
+	return b->mc.share * base / rate;
 }
 
 /*

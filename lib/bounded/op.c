@@ -163,7 +163,7 @@ static int only_absent_senders(const struct or_phase *ph, uint32_t size)
 struct op_sample {
 	double longest_us; /* the controller's sample: the longest phase */
 	int hit;           /* a phase was cut at the hard bound by the network */
-	int skip;          /* only an absent straggler cut phases: teach nothing */
+	int skip; /* only an absent straggler cut phases, or a multicast try lost: teach nothing */
 };
 
 /*
@@ -291,13 +291,15 @@ void or_bounded_op_finish(struct or_bounded *b, struct or_coll *c, const struct 
 	struct or_bounded_op *op = c->bop;
 	enum or_pace_decision pace;
 	struct op_sample s;
+	int mcast_try;
 
 	finish_stats(b, c);
-	or_bd_mcast_op_end(b, op);
+	mcast_try = or_bd_mcast_op_end(b, op);
 	log_timeline(b, op, t);
 	b->lock_waits = 0;
 	b->lock_wait_us = 0;
 	controller_sample(op, &s);
+	s.skip |= mcast_try;
 	teach_controller(b, op, &s);
 	pace = update_pacing(b, op, &s);
 	or_log(OR_LOG_DEBUG,

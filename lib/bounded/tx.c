@@ -73,7 +73,9 @@ static void note_sent_all(struct or_bounded_op *op, struct or_phase *ph, unsigne
 	ph->sent_all_us = or_now_us();
 	took_us = ph->sent_all_us - ph->start_us;
 	ph->sent_all = 1;
-	op->send_us += took_us;
+	/* A multicast phase runs at a share of the link on purpose: not what the link took. */
+	if (ph->mc_share <= 0)
+		op->send_us += took_us;
 	or_log(OR_LOG_TRACE, "op %llu phase %u: last packet sent after %.0f us",
 	       (unsigned long long)op->c->seq, step, took_us);
 }
@@ -220,7 +222,8 @@ static int send_one(struct or_bounded *b, struct or_bounded_op *op, struct or_ph
 			return ret;
 	} else {
 		or_sendfail_ok(&b->sendfail, dest);
-		count_sent(b, op, len + OR_WIRE_HDR_SIZE);
+		if (dest != OR_BD_GROUP)
+			count_sent(b, op, len + OR_WIRE_HDR_SIZE);
 		op->sent_pkts++;
 		op->packets_sent++;
 		if (ph->bcast > 0)
@@ -247,7 +250,9 @@ static int pump_group(struct or_bounded *b, struct or_bounded_op *op, struct or_
 	size_t end = lead->npkts + 1; /* and the extra copy of the last packet */
 	int sent = 0, ret = 1;
 
-	b->share = b->mc.share;
+	if (ph->mc_share <= 0)
+		ph->mc_share = or_bd_mcast_share(b, op);
+	b->share = ph->mc_share;
 	if (b->blocked && or_now_us() < b->blocked_until_us)
 		return 0;
 	or_bd_refill(b);
