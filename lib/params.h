@@ -150,7 +150,7 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "Bounded mode: receivers ask senders again for the datagrams a phase misses, and "       \
 	  "senders resend them, while the phase's deadline leaves a round trip and peers still "   \
 	  "wait for the receiver's next phase; 0 = what did not arrive is only estimated")         \
-	X(MULTICAST, "multicast", OR_PT_ENUM, "off", "auto|on|off", "",                           \
+	X(MULTICAST, "multicast", OR_PT_ENUM, "auto", "auto|on|off", "",                           \
 	  "Bounded mode: a phase that sends one region to every peer (Transpose's second) goes "   \
 	  "once to a multicast group of the communicator; auto = where every rank hears every "    \
 	  "other on the group in a probe at creation (else unicast, and the log says why), on = "  \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # multicast_egress.sh - bounded Transpose with its second phase sent once to a multicast
-# group (B, multicast=auto) against unicast to each peer (A, multicast=off),
+# group (B, multicast=auto, the default) against unicast to each peer (A, multicast=off),
 # alternating every call, on 4 emulated hosts (docs/design.md, "Multicast").  The warm-up
 # covers the deadline's calibration (16 operations) and the first try of the whole rate
 # (4 more), so the timed calls show the steady state:

@@ -130,8 +130,8 @@ struct or_phase {
 	/* Every peer gets the same region (Transpose's second phase): 1, -1 not, 0 unknown yet;
 	 * with multicast on, it goes once to the group (mcast.c). */
 	int bcast;
-	/* Of pace.rate_mbps, what this phase sends at to the group: set at its first send,
-	 * 0 until then (or_bd_mcast_share). */
+	/* Of pace.rate_mbps, what this phase sends at to the group; -1: it goes to each peer;
+	 * 0 until its first send decides (or_bd_mcast_phase). */
 	double mc_share;
 };
 
@@ -366,6 +366,9 @@ int or_bd_mcast_op_end(struct or_bounded *b, const struct or_bounded_op *op);
 /* The share of pace.rate_mbps a multicast phase of op sends at: mc.share of what the
  * link carries. */
 double or_bd_mcast_share(const struct or_bounded *b, const struct or_bounded_op *op);
+/* Whether ph, a phase with bcast and multicast on, goes to the group (decided once). */
+int or_bd_mcast_phase(const struct or_bounded *b, const struct or_bounded_op *op,
+                      struct or_phase *ph);
 /* The group refused a datagram (code): later phases go to each peer. */
 void or_bd_mcast_failed(struct or_bounded *b, int code);
 /* Whether ph sends one region to every peer (decided once per phase). */

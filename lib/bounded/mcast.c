@@ -99,10 +99,14 @@ int or_bd_mcast_op_end(struct or_bounded *b, const struct or_bounded_op *op)
 {
 	double lo = 1.0 / (double)(b->comm->size > 1 ? b->comm->size - 1 : 1);
 	double mc, uc;
-	int over;
+	int over, bcast = 0;
 
-	if (!b->mc.on || !op->bcast_multicast || !op->ph ||
-	    op->c->count * op->c->esize < OR_LOSS_MIN_PKTS * b->payload)
+	for (unsigned p = 0; op->ph && p < op->nphases; p++)
+		bcast |= op->ph[p].bcast > 0;
+	if (!b->mc.on || !bcast || op->c->count * op->c->esize < OR_LOSS_MIN_PKTS * b->payload)
+		return 0;
+	/* Begun before the share rose, auto's phase went to each peer: no try to judge. */
+	if (b->mc.share > lo && !op->bcast_multicast)
 		return 0;
 	mc = phase_loss(op, 1);
 	uc = phase_loss(op, 0);
@@ -136,6 +140,25 @@ int or_bd_mcast_op_end(struct or_bounded *b, const struct or_bounded_op *op)
 		or_log(OR_LOG_DEBUG, "multicast phase: the whole rate");
 	}
 	return 0;
+}
+
+/*
+ * Where a receiver's ingress binds, a group phase at 1/(N-1) is at best as fast as unicast,
+ * and in training it was slower (docs/design.md, "Multicast"): with auto such a phase goes
+ * to each peer until a try at the whole rate showed that the group gains; with on, to
+ * the group at the share.  Decided at the phase's first send, so that a phase never
+ * changes route half-way: 1, the group, at *share of pace.rate_mbps; 0, each peer.
+ */
+int or_bd_mcast_phase(const struct or_bounded *b, const struct or_bounded_op *op,
+                      struct or_phase *ph)
+{
+	if (ph->mc_share == 0) {
+		if (b->mc.want == OR_MCAST_AUTO && b->mc.share < 1.0)
+			ph->mc_share = -1.0;
+		else
+			ph->mc_share = or_bd_mcast_share(b, op);
+	}
+	return ph->mc_share > 0;
 }
 
 /*

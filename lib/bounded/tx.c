@@ -250,8 +250,6 @@ static int pump_group(struct or_bounded *b, struct or_bounded_op *op, struct or_
 	size_t end = lead->npkts + 1; /* and the extra copy of the last packet */
 	int sent = 0, ret = 1;
 
-	if (ph->mc_share <= 0)
-		ph->mc_share = or_bd_mcast_share(b, op);
 	b->share = ph->mc_share;
 	if (b->blocked && or_now_us() < b->blocked_until_us)
 		return 0;
@@ -283,7 +281,7 @@ int or_bd_pump(struct or_bounded *b, struct or_bounded_op *op, unsigned step)
 	struct or_phase *ph = &op->ph[step];
 	int budget = 64; /* then return, so receives are reaped between bursts */
 
-	if (or_bd_phase_bcast(b, ph) && b->mc.on)
+	if (or_bd_phase_bcast(b, ph) && b->mc.on && or_bd_mcast_phase(b, op, ph))
 		return pump_group(b, op, ph, step);
 
 	/*
