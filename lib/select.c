@@ -107,21 +107,33 @@ static const struct or_alg *from_tune(const char *tune, size_t bytes, int bounde
 /*
  * The built-in rule, measured on four emulated hosts (bench/PERFORMANCE.md, "Choosing the
  * algorithm"; docs/design.md, "Selection").  Exact: recursive doubling up to
- * small_msg_threshold bytes (its log2 N latencies beat the ring's 2(N-1) while a message
- * is eager in tcp;ofi_rxm), the ring above.  Bounded: Transpose everywhere.  Written as
- * a tune string, so that it is printed and parsed like a user's.
+ * small_msg_threshold bytes (log2 N latencies), Rabenseifner's algorithm up to
+ * medium_msg_threshold (recursive doubling's steps, each with half the bytes of the one
+ * before), the ring above.  Bounded: Transpose everywhere.  Written as a tune string, so
+ * that it is printed and parsed like a user's; ranges are half-open, "at most" ends one
+ * byte later.
  */
 static void builtin_rule(const optireduce_comm_t *comm, int bounded, char *buf, size_t len)
 {
-	uint64_t small = (uint64_t)or_param_int(&comm->params, OR_P_SMALL_MSG_THRESHOLD);
+	unsigned long long small =
+	    (unsigned long long)or_param_int(&comm->params, OR_P_SMALL_MSG_THRESHOLD);
+	unsigned long long medium =
+	    (unsigned long long)or_param_int(&comm->params, OR_P_MEDIUM_MSG_THRESHOLD);
+	size_t n = 0;
 
-	if (bounded)
+	if (bounded) {
 		snprintf(buf, len, "0-inf:transpose");
-	else if (small == 0)
-		snprintf(buf, len, "0-inf:ring");
-	else /* "at most small" bytes: the half-open range ends one byte later */
-		snprintf(buf, len, "0-%llu:recursive_doubling,%llu-inf:ring",
-		         (unsigned long long)small + 1, (unsigned long long)small + 1);
+		return;
+	}
+	buf[0] = '\0';
+	if (small > 0)
+		n += (size_t)snprintf(buf, len, "0-%llu:recursive_doubling,", small + 1);
+	if (medium > small && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "%llu-%llu:rabenseifner,",
+		                      small > 0 ? small + 1 : 0, medium + 1);
+	if (n < len)
+		snprintf(buf + n, len - n, "%llu-inf:ring",
+		         medium > small ? medium + 1 : small > 0 ? small + 1 : 0);
 }
 
 int or_select_check_param(enum or_param_id id, const char *value)

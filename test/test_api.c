@@ -466,17 +466,22 @@ static int ran(optireduce_comm_t *comm, const char *param, const char *value)
 	return r[0] == 1 && r[3] == 4 ? st.algorithm : -4;
 }
 
-/* Exact auto: recursive doubling up to small_msg_threshold bytes, ring above. */
+/* Exact auto: recursive doubling up to small_msg_threshold bytes, Rabenseifner up to
+ * medium_msg_threshold, ring above (a 16-byte operation). */
 static void test_select(optireduce_comm_t *comm)
 {
 	int rd = alg_id("recursive_doubling"), ring = alg_id("ring");
+	int rab = alg_id("rabenseifner");
 
-	CHECK(rd >= 0 && ring >= 0);
+	CHECK(rd >= 0 && ring >= 0 && rab >= 0);
 	CHECK(ran(comm, "algorithm", "auto") == rd);
 	CHECK(ran(comm, "small_msg_threshold", "16") == rd);
-	CHECK(ran(comm, "small_msg_threshold", "15") == ring);
-	CHECK(ran(comm, "small_msg_threshold", "0") == ring);
-	CHECK(ran(comm, "small_msg_threshold", "16k") == rd);
+	CHECK(ran(comm, "small_msg_threshold", "15") == rab);
+	CHECK(ran(comm, "small_msg_threshold", "0") == rab);
+	CHECK(ran(comm, "medium_msg_threshold", "15") == ring);
+	CHECK(ran(comm, "medium_msg_threshold", "16") == rab);
+	CHECK(ran(comm, "medium_msg_threshold", "32k") == rab);
+	CHECK(ran(comm, "small_msg_threshold", "4k") == rd);
 	CHECK(ran(comm, "algorithm", "ring") == ring);
 	CHECK(ran(comm, "algorithm", "0-16:ring,16-inf:recursive_doubling") == rd);
 	CHECK(ran(comm, "algorithm", "auto") == rd);

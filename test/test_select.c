@@ -118,19 +118,25 @@ static void test_parse(optireduce_comm_t *comm)
 static void test_choice(optireduce_comm_t *comm)
 {
 	int rd = alg_id("recursive_doubling"), ring = alg_id("ring"), tree = alg_id("tree");
-	int tar = alg_id("transpose");
+	int tar = alg_id("transpose"), rab = alg_id("rabenseifner");
 	char rule[512];
 
-	CHECK(rd >= 0 && ring >= 0 && tree >= 0 && tar >= 0);
-	/* Built-in: recursive doubling up to small_msg_threshold (16k) bytes, ring above. */
-	CHECK(ran(comm, 16384) == rd && ran(comm, 16388) == ring);
+	CHECK(rd >= 0 && ring >= 0 && tree >= 0 && tar >= 0 && rab >= 0);
+	/* Built-in: recursive doubling up to small_msg_threshold (4k) bytes, Rabenseifner up to
+	 * medium_msg_threshold (32k), ring above. */
+	CHECK(ran(comm, 4096) == rd && ran(comm, 4100) == rab);
+	CHECK(ran(comm, 32768) == rab && ran(comm, 32772) == ring);
+	CHECK(optireduce_comm_algorithm_rule(comm, OPTIREDUCE_MODE_EXACT, rule, sizeof(rule)) == 0);
+	CHECK(strcmp(rule, "0-4097:recursive_doubling,4097-32769:rabenseifner,32769-inf:ring "
+	                   "(built-in)") == 0);
 	CHECK(optireduce_comm_algorithm_rule(comm, OPTIREDUCE_MODE_EXACT, rule, sizeof(rule)) == 0);
 	CHECK(strstr(rule, "(built-in)") && !strstr(rule, "tune_exact"));
 	/* tune_exact: [lo, hi), first match; sizes outside every range take the built-in. */
 	CHECK(optireduce_comm_set_param(comm, "tune_exact",
 	                                "0-64:tree,32-4k:transpose,8k-inf:ring") == 0);
 	CHECK(ran(comm, 60) == tree && ran(comm, 64) == tar && ran(comm, 4092) == tar);
-	CHECK(ran(comm, 4096) == rd && ran(comm, 8192) == ring && ran(comm, 262144) == ring);
+	CHECK(ran(comm, 4092) == tar && ran(comm, 4096) == rd && ran(comm, 8192) == ring &&
+	      ran(comm, 262144) == ring);
 	CHECK(optireduce_comm_algorithm_rule(comm, OPTIREDUCE_MODE_EXACT, rule, sizeof(rule)) == 0);
 	CHECK(strncmp(rule, "0-64:tree,32-4k:transpose,8k-inf:ring (tune_exact), then ", 57) == 0);
 	/* tune_bounded does not touch exact operations. */
