@@ -119,21 +119,23 @@ static void builtin_rule(const optireduce_comm_t *comm, int bounded, char *buf, 
 	    (unsigned long long)or_param_int(&comm->params, OR_P_SMALL_MSG_THRESHOLD);
 	unsigned long long medium =
 	    (unsigned long long)or_param_int(&comm->params, OR_P_MEDIUM_MSG_THRESHOLD);
+	unsigned long long lo = 0; /* where the next range starts */
 	size_t n = 0;
 
 	if (bounded) {
 		snprintf(buf, len, "0-inf:transpose");
 		return;
 	}
-	buf[0] = '\0';
-	if (small > 0)
+	if (small > 0) {
 		n += (size_t)snprintf(buf, len, "0-%llu:recursive_doubling,", small + 1);
-	if (medium > small && n < len)
-		n += (size_t)snprintf(buf + n, len - n, "%llu-%llu:rabenseifner,",
-		                      small > 0 ? small + 1 : 0, medium + 1);
+		lo = small + 1;
+	}
+	if (medium > small && n < len) {
+		n += (size_t)snprintf(buf + n, len - n, "%llu-%llu:rabenseifner,", lo, medium + 1);
+		lo = medium + 1;
+	}
 	if (n < len)
-		snprintf(buf + n, len - n, "%llu-inf:ring",
-		         medium > small ? medium + 1 : small > 0 ? small + 1 : 0);
+		snprintf(buf + n, len - n, "%llu-inf:ring", lo);
 }
 
 int or_select_check_param(enum or_param_id id, const char *value)

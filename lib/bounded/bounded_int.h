@@ -363,6 +363,19 @@ int or_bd_mcast_rx(struct or_bounded *b, const struct or_wire_hdr *h, uint32_t s
 /* After op: the multicast phase's rate for the next operations (struct or_bd_mcast); 1
  * when op tried the whole rate and lost more for it, which other controllers ignore. */
 int or_bd_mcast_op_end(struct or_bounded *b, const struct or_bounded_op *op);
+/* What the network took of op's sends so far, in Mbit/s (bits per us); 0 before any
+ * phase's last packet left. */
+static inline double or_bd_op_took_mbps(const struct or_bounded_op *op)
+{
+	return op->send_us > 0 ? (double)op->sent_bytes * 8.0 / op->send_us : 0;
+}
+
+/* The endpoint refused op's sends often enough that the local link paced them. */
+static inline int or_bd_op_link_bound(const struct or_bounded_op *op)
+{
+	return op->blocked * 100 > op->sent_pkts + 100;
+}
+
 /* The share of pace.rate_mbps a multicast phase of op sends at: mc.share of what the
  * link carries. */
 double or_bd_mcast_share(const struct or_bounded *b, const struct or_bounded_op *op);

@@ -173,8 +173,8 @@ double or_bd_mcast_share(const struct or_bounded *b, const struct or_bounded_op 
 {
 	double rate = b->pace.rate_mbps, base = rate;
 
-	if (op->send_us > 0 && op->blocked * 100 > op->sent_pkts + 100)
-		base = (double)op->sent_bytes * 8.0 / op->send_us; /* bits per us = Mbit/s */
+	if (or_bd_op_took_mbps(op) > 0 && or_bd_op_link_bound(op))
+		base = or_bd_op_took_mbps(op);
 	else if (b->pace.took_mbps > 0)
 		base = b->pace.took_mbps;
 	if (!(base > 0) || base > rate)

@@ -257,9 +257,8 @@ static enum or_pace_decision update_pacing(struct or_bounded *b, const struct or
 {
 	struct or_pace_sample ps = {
 	    .loss = op->peer_loss > b->own_loss ? op->peer_loss : b->own_loss,
-	    /* Bits per microsecond = Mbit/s. */
-	    .took_mbps = op->send_us > 0 ? (double)op->sent_bytes * 8.0 / op->send_us : 0,
-	    .link_bound = op->blocked * 100 > op->sent_pkts + 100,
+	    .took_mbps = or_bd_op_took_mbps(op),
+	    .link_bound = or_bd_op_link_bound(op),
 	    .hit = s->hit,
 	};
 
