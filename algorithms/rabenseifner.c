@@ -30,11 +30,18 @@
  * operand first, and segments only cut element-wise combines into pieces.  So every rank
  * ends with the same bits, floats and NaN included, whatever the arrival order.
  *
- * Every transfer is cut into messages of at most the channel's segment size, all of a
- * step posted at once (receives first, so the transport can place the data) and each
- * combined as it lands.  Steps do not overlap: a step's sends read what the previous
- * step combined.  Tag steps are 0 fold, 1 .. log2 p reduce-scatter, log2 p + 1 ..
- * 2 log2 p allgather, 2 log2 p + 1 unfold; a message's segment is its index in the step.
+ * Every transfer is cut into messages of at most the channel's segment size.  Every
+ * receive of the operation is posted when it starts, each step's into a range of its own
+ * (scratch for the steps that combine, else the result itself), because a message that
+ * finds no receive may stall its whole connection: libfabric's net provider stops reading
+ * a peer's socket while a large unexpected message waits, so a partner one step ahead
+ * would block the message this step waits for.  A range written by a later step's
+ * receive is one this rank has finished with: its data arrives only after the partner
+ * got what this rank sent from it.  Sends go step by step (a step's sends read what the
+ * previous step combined), and a step's receives are combined, in any order, once the
+ * previous step is done.  Tag steps are 0 fold, 1 .. log2 p reduce-scatter, log2 p + 1
+ * .. 2 log2 p allgather, 2 log2 p + 1 unfold; a message's segment is its index in the
+ * step.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -54,12 +61,16 @@ struct rab_state {
 	uint32_t nsteps;
 	uint32_t step;
 	struct rab_step steps[2 * 32 + 2]; /* fold + 2 log2 p <= 62 exchanges + unfold */
+	size_t rbase[2 * 32 + 3];          /* step k's receives: rx[rbase[k] .. rbase[k + 1]) */
+	size_t xbase[2 * 32 + 2];          /* elements of scratch before step k's range */
 	size_t seg_elems;
-	size_t rposted, sposted; /* this step's messages posted, in segment order */
-	size_t rlanded, sdone;   /* this step's messages finished */
-	char *scratch;           /* the largest range received to combine */
-	or_xfer_t *rx, *sx;      /* one per segment of the largest transfer */
-	uint8_t *landed;         /* receive i of this step is combined */
+	size_t rposted;        /* receives posted, of every step, in step order */
+	size_t sposted, sdone; /* this step's sends posted, and finished in order */
+	size_t rlanded;        /* this step's receives combined */
+	char *scratch;         /* every combining step's range, in step order */
+	or_xfer_t *rx;         /* every receive of the operation */
+	or_xfer_t *sx;         /* one per segment of the largest send */
+	uint8_t *landed;       /* receive i is combined */
 };
 
 /* Largest power of two <= n (n >= 1). */
@@ -139,20 +150,34 @@ static size_t seg_len(const struct rab_state *st, size_t len, size_t i)
 	return len - lo < st->seg_elems ? len - lo : st->seg_elems;
 }
 
-/* Post what the transport takes of this step, receives first so it can place the data. */
+/* Where receive i (of step k, segment i - rbase[k]) lands. */
+static char *recv_dst(struct or_coll *c, struct rab_state *st, uint32_t k, size_t i)
+{
+	const struct rab_step *s = &st->steps[k];
+	size_t off = (i - st->rbase[k]) * st->seg_elems;
+
+	if (s->combine)
+		return st->scratch + (st->xbase[k] + off) * c->esize;
+	return (char *)c->rbuf + (s->roff + off) * c->esize;
+}
+
+/* Posts what the transport takes of every step's receives, then of this step's sends. */
 static int step_post(struct or_coll *c, struct rab_state *st, const struct rab_step *s)
 {
 	size_t es = c->esize, seg = st->seg_elems;
-	char *rbuf = c->rbuf;
+	uint32_t k = st->step;
 	int ret = 0;
 
-	while (st->rposted < nsegs(st, s->rlen)) {
+	while (st->rposted < st->rbase[st->nsteps]) {
 		size_t i = st->rposted;
-		char *dst =
-		    s->combine ? st->scratch + i * seg * es : rbuf + (s->roff + i * seg) * es;
+		const struct rab_step *rs;
 
-		ret = or_coll_recv(c, s->peer, s->tag, (uint32_t)i, dst,
-		                   seg_len(st, s->rlen, i) * es, &st->rx[i]);
+		while (i >= st->rbase[k + 1])
+			k++;
+		rs = &st->steps[k];
+		ret = or_coll_recv(c, rs->peer, rs->tag, (uint32_t)(i - st->rbase[k]),
+		                   recv_dst(c, st, k, i),
+		                   seg_len(st, rs->rlen, i - st->rbase[k]) * es, &st->rx[i]);
 		if (ret)
 			break;
 		st->rposted++;
@@ -163,7 +188,8 @@ static int step_post(struct or_coll *c, struct rab_state *st, const struct rab_s
 	while (st->sposted < nsegs(st, s->slen)) {
 		size_t i = st->sposted;
 
-		ret = or_coll_send(c, s->peer, s->tag, (uint32_t)i, rbuf + (s->soff + i * seg) * es,
+		ret = or_coll_send(c, s->peer, s->tag, (uint32_t)i,
+		                   (char *)c->rbuf + (s->soff + i * seg) * es,
 		                   seg_len(st, s->slen, i) * es, &st->sx[i]);
 		if (ret == -OPTIREDUCE_EAGAIN)
 			return 0;
@@ -174,17 +200,18 @@ static int step_post(struct or_coll *c, struct rab_state *st, const struct rab_s
 	return 0;
 }
 
-/* Combine each segment that landed, in any order: segments do not overlap. */
+/* Combines each of this step's receives that landed, in any order: segments do not overlap. */
 static int step_collect(struct or_coll *c, struct rab_state *st, const struct rab_step *s)
 {
-	size_t es = c->esize, seg = st->seg_elems;
+	size_t es = c->esize, seg = st->seg_elems, base = st->rbase[st->step];
+	size_t end = st->rposted < st->rbase[st->step + 1] ? st->rposted : st->rbase[st->step + 1];
 	/* Lower rank's operand first, whichever end this is: the order is fixed. */
 	int low_first = s->peer < c->rank;
 	int ret;
 
-	for (size_t i = 0; i < st->rposted; i++) {
-		char *mine = (char *)c->rbuf + (s->roff + i * seg) * es;
-		char *theirs = st->scratch + i * seg * es;
+	for (size_t i = base; i < end; i++) {
+		char *mine = (char *)c->rbuf + (s->roff + (i - base) * seg) * es;
+		char *theirs = recv_dst(c, st, st->step, i);
 
 		if (st->landed[i] || !or_xfer_done(&st->rx[i]))
 			continue;
@@ -192,7 +219,7 @@ static int step_collect(struct or_coll *c, struct rab_state *st, const struct ra
 			return ret;
 		if (s->combine &&
 		    (ret = or_reduce3(mine, low_first ? theirs : mine, low_first ? mine : theirs,
-		                      seg_len(st, s->rlen, i), c->dtype, c->op)))
+		                      seg_len(st, s->rlen, i - base), c->dtype, c->op)))
 			return ret;
 		st->landed[i] = 1;
 		st->rlanded++;
@@ -219,8 +246,7 @@ static int rab_progress(struct or_coll *c)
 		if (st->rlanded < nsegs(st, s->rlen) || st->sdone < nsegs(st, s->slen))
 			return OPTIREDUCE_INPROGRESS;
 		/* Step done: the next one's sends may read what this one combined. */
-		memset(st->landed, 0, st->rlanded);
-		st->rposted = st->sposted = st->rlanded = st->sdone = 0;
+		st->sposted = st->rlanded = st->sdone = 0;
 		st->step++;
 	}
 	return 0;
@@ -240,20 +266,21 @@ static int rab_start(struct or_coll *c)
 	if (st->seg_elems == 0)
 		st->seg_elems = 1;
 	plan(st, c);
-	/* Size the buffers for the largest step, so no step allocates. */
+	/* Lay out every step's receives and scratch, and size the sends for the largest step. */
 	for (uint32_t k = 0; k < st->nsteps; k++) {
 		const struct rab_step *s = &st->steps[k];
-		size_t big = s->rlen > s->slen ? s->rlen : s->slen;
 
-		if (s->combine && s->rlen > scratch)
-			scratch = s->rlen;
-		if (nsegs(st, big) > maxseg)
-			maxseg = nsegs(st, big);
+		st->rbase[k + 1] = st->rbase[k] + nsegs(st, s->rlen);
+		st->xbase[k] = scratch;
+		if (s->combine)
+			scratch += s->rlen;
+		if (nsegs(st, s->slen) > maxseg)
+			maxseg = nsegs(st, s->slen);
 	}
 	st->scratch = malloc(scratch * c->esize + 1);
-	st->rx = calloc(maxseg + 1, sizeof(*st->rx));
+	st->rx = calloc(st->rbase[st->nsteps] + 1, sizeof(*st->rx));
 	st->sx = calloc(maxseg + 1, sizeof(*st->sx));
-	st->landed = calloc(maxseg + 1, 1);
+	st->landed = calloc(st->rbase[st->nsteps] + 1, 1);
 	if (!st->scratch || !st->rx || !st->sx || !st->landed)
 		return -OPTIREDUCE_ENOMEM;
 	return rab_progress(c);
