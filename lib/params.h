@@ -27,13 +27,12 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "rule (optireduce_info prints the rule in force)")                                       \
 	X(TUNE_BOUNDED, "tune_bounded", OR_PT_STRING, "auto", "", "",                              \
 	  "Bounded mode: the same, naming algorithms that run bounded (ring, transpose, tree)")    \
-	X(SMALL_MSG_THRESHOLD, "small_msg_threshold", OR_PT_SIZE, "16k", "0", "1g",                \
+	X(SMALL_MSG_THRESHOLD, "small_msg_threshold", OR_PT_SIZE, "4k", "0", "1g",                 \
 	  "Exact mode, algorithm auto: messages of at most this many bytes use recursive "         \
 	  "doubling; 0 = never")                                                                   \
-	X(MEDIUM_MSG_THRESHOLD, "medium_msg_threshold", OR_PT_SIZE, "0", "0", "1g",                \
+	X(MEDIUM_MSG_THRESHOLD, "medium_msg_threshold", OR_PT_SIZE, "32k", "0", "1g",              \
 	  "Exact mode, algorithm auto: larger messages up to this many bytes use Rabenseifner's "  \
-	  "algorithm, larger ones ring; at most small_msg_threshold = never (the default: it "      \
-	  "fails with several operations in flight)")                                              \
+	  "algorithm, larger ones ring; at most small_msg_threshold = never")                      \
 	X(PROVIDER, "provider", OR_PT_STRING, "", "", "",                                          \
 	  "libfabric provider of the exact (RDM) channel; empty = automatic "                      \
 	  "(net, else tcp;ofi_rxm; shm only when named)")                                          \

@@ -108,8 +108,8 @@ static const struct or_alg *from_tune(const char *tune, size_t bytes, int bounde
  * The built-in rule, measured on four emulated hosts (bench/PERFORMANCE.md, "Choosing the
  * algorithm"; docs/design.md, "Selection").  Exact: recursive doubling up to
  * small_msg_threshold bytes (log2 N latencies), Rabenseifner's algorithm up to
- * medium_msg_threshold (0, never, by default: it fails with several operations in flight),
- * the ring above.  Bounded: Transpose everywhere.  Written as a tune string, so
+ * medium_msg_threshold (recursive doubling's steps, each with half the bytes of the one
+ * before), the ring above.  Bounded: Transpose everywhere.  Written as a tune string, so
  * that it is printed and parsed like a user's; ranges are half-open, "at most" ends one
  * byte later.
  */

@@ -476,12 +476,12 @@ static void test_select(optireduce_comm_t *comm)
 	CHECK(rd >= 0 && ring >= 0 && rab >= 0);
 	CHECK(ran(comm, "algorithm", "auto") == rd);
 	CHECK(ran(comm, "small_msg_threshold", "16") == rd);
-	CHECK(ran(comm, "small_msg_threshold", "15") == ring);
-	CHECK(ran(comm, "small_msg_threshold", "0") == ring);
-	CHECK(ran(comm, "medium_msg_threshold", "16") == rab);
+	CHECK(ran(comm, "small_msg_threshold", "15") == rab);
+	CHECK(ran(comm, "small_msg_threshold", "0") == rab);
 	CHECK(ran(comm, "medium_msg_threshold", "15") == ring);
-	CHECK(ran(comm, "medium_msg_threshold", "0") == ring);
-	CHECK(ran(comm, "small_msg_threshold", "16k") == rd);
+	CHECK(ran(comm, "medium_msg_threshold", "16") == rab);
+	CHECK(ran(comm, "medium_msg_threshold", "32k") == rab);
+	CHECK(ran(comm, "small_msg_threshold", "4k") == rd);
 	CHECK(ran(comm, "algorithm", "ring") == ring);
 	CHECK(ran(comm, "algorithm", "0-16:ring,16-inf:recursive_doubling") == rd);
 	CHECK(ran(comm, "algorithm", "auto") == rd);

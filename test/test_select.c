@@ -122,20 +122,21 @@ static void test_choice(optireduce_comm_t *comm)
 	char rule[512];
 
 	CHECK(rd >= 0 && ring >= 0 && tree >= 0 && tar >= 0 && rab >= 0);
-	/* Built-in: recursive doubling up to small_msg_threshold (16k) bytes, ring above;
-	 * Rabenseifner between it and medium_msg_threshold when that is larger. */
-	CHECK(ran(comm, 16384) == rd && ran(comm, 16388) == ring);
-	CHECK(optireduce_comm_algorithm_rule(comm, OPTIREDUCE_MODE_EXACT, rule, sizeof(rule)) == 0);
-	CHECK(strcmp(rule, "0-16385:recursive_doubling,16385-inf:ring (built-in)") == 0);
-	CHECK(optireduce_comm_set_param(comm, "small_msg_threshold", "4k") == 0);
-	CHECK(optireduce_comm_set_param(comm, "medium_msg_threshold", "32k") == 0);
+	/* Built-in: recursive doubling up to small_msg_threshold (4k) bytes, Rabenseifner up to
+	 * medium_msg_threshold (32k), ring above. */
 	CHECK(ran(comm, 4096) == rd && ran(comm, 4100) == rab);
 	CHECK(ran(comm, 32768) == rab && ran(comm, 32772) == ring);
 	CHECK(optireduce_comm_algorithm_rule(comm, OPTIREDUCE_MODE_EXACT, rule, sizeof(rule)) == 0);
 	CHECK(strcmp(rule, "0-4097:recursive_doubling,4097-32769:rabenseifner,32769-inf:ring "
 	                   "(built-in)") == 0);
+	/* medium_msg_threshold at most small_msg_threshold: no Rabenseifner range. */
 	CHECK(optireduce_comm_set_param(comm, "small_msg_threshold", "16k") == 0);
 	CHECK(optireduce_comm_set_param(comm, "medium_msg_threshold", "0") == 0);
+	CHECK(ran(comm, 16384) == rd && ran(comm, 16388) == ring);
+	CHECK(optireduce_comm_algorithm_rule(comm, OPTIREDUCE_MODE_EXACT, rule, sizeof(rule)) == 0);
+	CHECK(strcmp(rule, "0-16385:recursive_doubling,16385-inf:ring (built-in)") == 0);
+	CHECK(optireduce_comm_set_param(comm, "small_msg_threshold", "4k") == 0);
+	CHECK(optireduce_comm_set_param(comm, "medium_msg_threshold", "32k") == 0);
 	CHECK(optireduce_comm_algorithm_rule(comm, OPTIREDUCE_MODE_EXACT, rule, sizeof(rule)) == 0);
 	CHECK(strstr(rule, "(built-in)") && !strstr(rule, "tune_exact"));
 	/* tune_exact: [lo, hi), first match; sizes outside every range take the built-in. */
