@@ -350,15 +350,25 @@ int or_bd_repair_hold(struct or_bounded *b, struct or_bounded_op *op, unsigned p
 {
 	struct or_phase *ph = &op->ph[phase];
 	struct or_repair *rep = op->rep;
-	double now = or_now_us(), rtt = rtt_us(b);
+	double now = or_now_us(), end;
+	int can_ask;
 
-	if (!rep || !or_bd_repair_on(b) || repair_end_us(b, op, phase, now) - now < rtt)
+	if (!rep || !or_bd_repair_on(b))
 		return 0;
+	end = repair_end_us(b, op, phase, now);
+	if (now >= end)
+		return 0;
+	can_ask = end - now >= rtt_us(b);
 	for (uint32_t i = 0, n = or_rep_slots(ph, op->c->size, 0); i < n; i++) {
 		const struct or_rep_in *ri = &rep->in[phase * rep->cap + i];
-		/* Asked and not answered yet, or still to ask. */
-		if (repairable(&ph->in[i], ri) &&
-		    (ri->rounds < OR_REPAIR_ROUNDS || ri->ngap || now - ri->req_us < wait_us(b)))
+		if (!repairable(&ph->in[i], ri))
+			continue;
+		/* Asked and not answered yet: the answer may come up to the end, also after the
+		 * last round trip that fits has begun (the measured one is the shortest). */
+		if (ri->req_us > 0 && now - ri->req_us < wait_us(b))
+			return 1;
+		/* Still to ask, while a round trip fits. */
+		if (can_ask && (ri->rounds < OR_REPAIR_ROUNDS || ri->ngap))
 			return 1;
 	}
 	return 0;

@@ -73,7 +73,7 @@ struct or_kept {
 };
 
 struct or_repair_chan {
-	double rtt_us; /* lower quartile of the last samples: request sent to its first resend */
+	double rtt_us; /* shortest of the last samples: request sent to its first resend */
 	double rtt_sample[OR_REPAIR_RTT_SAMPLES];
 	unsigned nsamples;
 	struct or_kept kept[OR_REPAIR_KEPT];

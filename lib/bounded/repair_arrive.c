@@ -82,28 +82,24 @@ static void lost_again(const struct or_inbound *in, struct or_rep_in *ri, size_t
 }
 
 /*
- * The round trip is the lower quartile of the last samples.  It decides whether a request
- * still fits before a phase's repair ends, which is asked near the phase's end, when the
- * first pass has drained from the queues; most samples come from gaps asked for while the
- * first pass still queues ahead of the request and its resend, and their median kept gaps
- * that had time from being asked.  A lone fast or slow answer does not move it, and a
- * phase that asks nothing leaves it as it was.
+ * The round trip is the shortest of the last samples.  It decides whether a request still
+ * fits before a phase's repair ends, which is asked near the phase's end, when the first
+ * pass has drained from the queues; most samples come from gaps asked for while the first
+ * pass still queues ahead of the request and its resend, and are longer than the round trip
+ * the phase's end meets (docs/design.md, "Repair inside the deadline").  A request that
+ * comes too late costs only its datagram: the phase still closes by its deadline.  A phase
+ * that asks nothing leaves it as it was.
  */
 static void rtt_sample(struct or_repair_chan *ch, double us)
 {
-	double v[OR_REPAIR_RTT_SAMPLES];
 	unsigned n;
 
 	ch->rtt_sample[ch->nsamples++ % OR_REPAIR_RTT_SAMPLES] = us;
 	n = ch->nsamples < OR_REPAIR_RTT_SAMPLES ? ch->nsamples : OR_REPAIR_RTT_SAMPLES;
-	memcpy(v, ch->rtt_sample, n * sizeof(v[0]));
+	ch->rtt_us = ch->rtt_sample[0];
 	for (unsigned i = 1; i < n; i++)
-		for (unsigned j = i; j > 0 && v[j - 1] > v[j]; j--) {
-			double t = v[j];
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-	ch->rtt_us = v[n / 4];
+		if (ch->rtt_sample[i] < ch->rtt_us)
+			ch->rtt_us = ch->rtt_sample[i];
 }
 
 void or_bd_repair_arrived(struct or_bounded *b, struct or_bounded_op *op,
