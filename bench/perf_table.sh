@@ -10,6 +10,14 @@
 #                                             a compare.sh directory (stats.csv,
 #                                             command.txt): every method (or those
 #                                             matching REGEX) against MPI
+#   bench/perf_table.sh [-c] [-r RULE] algorithms DIR...
+#                                             one column per run_cluster.sh directory of
+#                                             one algorithm (--algorithm NAME), a row per
+#                                             size: P50 in ms (ratio to that run's MPI
+#                                             P50) [data cut % when at least 0.1], the
+#                                             fastest in italics, RULE's choice in bold
+#                                             (a tune string as optireduce_info prints
+#                                             it: 0-4097:recursive_doubling,...)
 #   bench/perf_table.sh [-c] bytes DIR...     one row per run_cluster.sh run of one size
 #                                             and one implementation (--no-baseline or
 #                                             --only mpi): bytes each host sent per
@@ -26,11 +34,12 @@ set -euo pipefail
 usage() { sed -n '3,23p' "$0" | sed 's/^# \{0,1\}//'; }
 die() { echo "perf_table.sh: $*" >&2; exit 1; }
 
-show_cmds=0 methods=.
+show_cmds=0 methods=. rule=""
 while [ $# -gt 0 ]; do
 	case $1 in
 	-c) show_cmds=1; shift ;;
 	-m) methods=${2:?-m wants a regular expression}; shift 2 ;;
+	-r) rule=${2:?-r wants a tune string}; shift 2 ;;
 	*) break ;;
 	esac
 done
@@ -248,10 +257,72 @@ bytes_table() {
 	commands "$@"
 }
 
+# The algorithm a run named (--algorithm NAME in its command), else its directory's name.
+alg_of() {
+	local a
+	a=$(sed -n 's/.* --algorithm \([a-z_]*\).*/\1/p' "$1/command.txt" | tail -n 1)
+	echo "${a:-$(basename "$1")}"
+}
+
+algorithms_table() {
+	local d names=""
+	header "$@"
+	for d in "$@"; do names="$names $(alg_of "$d")"; done
+	for d in "$@"; do
+		awk -v name="$(alg_of "$d")" "$rows_awk"'
+			function emit() { if (label == "") print name, size, p50, mp50, data }' "$d/table.txt"
+	done | awk -v names="$names" -v rule="$rule" '
+		function human(s) {
+			if (s >= 1048576 && s % 1048576 == 0) return (s / 1048576) " MiB"
+			if (s >= 1024 && s % 1024 == 0) return (s / 1024) " KiB"
+			return s " B"
+		}
+		function ms(us) { return sprintf(us < 10000 ? "%.2f" : us < 1e6 ? "%.1f" : "%.0f", us / 1000) }
+		# The algorithm RULE gives a message of b bytes ([lo, hi) ranges, "inf" open).
+		function chosen(b,   n, i, r, lo, hi) {
+			n = split(rule, r, ",")
+			for (i = 1; i <= n; i++) {
+				split(r[i], part, ":"); split(part[1], lh, "-")
+				lo = lh[1] + 0; hi = lh[2] == "inf" ? -1 : lh[2] + 0
+				if (b >= lo && (hi < 0 || b < hi)) return part[2]
+			}
+			return ""
+		}
+		{ t[$1, $2] = $3; m[$1, $2] = $4; cut[$1, $2] = $5
+		  if (!($2 in seen)) { seen[$2] = 1; sizes[++ns] = $2 }
+		  if ($4 != "") { if (!($2 in lo) || $4 < lo[$2]) lo[$2] = $4; if ($4 > hi[$2]) hi[$2] = $4 } }
+		END {
+			na = split(names, a, " ")
+			for (i = 1; i <= ns; i++) for (j = i + 1; j <= ns; j++)
+				if (sizes[j] + 0 < sizes[i] + 0) { x = sizes[i]; sizes[i] = sizes[j]; sizes[j] = x }
+			printf "| size |"; for (k = 1; k <= na; k++) printf " %s |", a[k]
+			print " MPI P50 (min-max over runs) |"
+			printf "|---:|"; for (k = 1; k <= na; k++) printf "---:|"; print "---:|"
+			for (i = 1; i <= ns; i++) {
+				sz = sizes[i]; best = ""
+				for (k = 1; k <= na; k++)
+					if ((a[k], sz) in t && (best == "" || t[a[k], sz] + 0 < t[best, sz] + 0)) best = a[k]
+				printf "| %s |", human(sz)
+				for (k = 1; k <= na; k++) {
+					if (!((a[k], sz) in t)) { printf " - |"; continue }
+					c = ms(t[a[k], sz])
+					if (m[a[k], sz] != "") c = c sprintf(" (%.2f)", t[a[k], sz] / m[a[k], sz])
+					if (cut[a[k], sz] != "-" && cut[a[k], sz] + 0 >= 0.1) c = c sprintf(" [%.1f %%]", cut[a[k], sz])
+					if (a[k] == best) c = "_" c "_"
+					if (rule != "" && a[k] == chosen(sz + 0)) c = "**" c "**"
+					printf " %s |", c
+				}
+				printf " %s |\n", (sz in lo) ? ms(lo[sz]) "-" ms(hi[sz]) : "-"
+			}
+		}'
+	commands "$@"
+}
+
 case $kind in
 cluster) cluster_table "$@" ;;
 bytes) bytes_table "$@" ;;
 ab) ab_table "$@" ;;
 compare) compare_table "$@" ;;
+algorithms) algorithms_table "$@" ;;
 *) usage >&2; exit 2 ;;
 esac
