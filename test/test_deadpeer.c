@@ -57,6 +57,7 @@ struct rank_result {
 	double destroy_ms; /* how long it took */
 	int finalize;
 	int warmup_bad; /* wrong results during the warm-up */
+	int batch_bad;  /* an operation from K on that succeeded with a wrong result */
 	int done;
 	/* From operation K on, operations go in batches of BATCH started at once, with
 	 * max_inflight 1: those behind the failed one are still queued when it fails. */
@@ -179,6 +180,8 @@ static void run_batch(int rank, optireduce_comm_t *comm, float *in, float *out, 
 		struct optireduce_status st;
 		int failed_before = res->code != 0;
 		ret = optireduce_wait(req[k], &st);
+		if (!ret && !warmup_ok(out + (size_t)k * count, op + k))
+			res->batch_bad++;
 		if (ret && !failed_before)
 			note_failure(res, ret, op + k, k);
 		else if (failed_before && !ret)
@@ -397,6 +400,19 @@ static void resume_victim(pid_t victim_pid)
 
 /* peer_timeout_ms, plus what a loaded 2-CPU machine adds: the failed operation's end, the
  * ranks' turns at the CPUs, the cancellation of its transfers. */
+/*
+ * Where an exact survivor fails: in K.  With two hosts, a rank of the first one may also
+ * fail in K + 1: the victim leads the second host and progresses K until every survivor is
+ * inside it, so the leaders' exchange of K can end on the first host's side before the
+ * victim is killed (the victim's own host still waits for the result it never publishes).
+ */
+static int failed_where_expected(int r, int op)
+{
+	if (when == BETWEEN || strcmp(mode, "exact") || r == victim || op == WARMUP)
+		return 1;
+	return hierarchy == 2 && r < nranks / 2 && op == WARMUP + 1;
+}
+
 static void judge(void)
 {
 	double bound = peer_timeout_ms + 3000.0;
@@ -408,6 +424,8 @@ static void judge(void)
 		if (r == victim && when != STOP)
 			continue;
 		CHECK(!res->warmup_bad, "rank %d: warm-up operations exact", r);
+		CHECK(!res->batch_bad, "rank %d: operations from %d on that succeeded passed the warm-up check", r,
+		      WARMUP);
 		CHECK(res->code == -OPTIREDUCE_EPEER || res->code == -OPTIREDUCE_ETIMEDOUT,
 		      "rank %d: operation %d returned %d (%s)", r, res->op, res->code,
 		      optireduce_strerror(res->code));
@@ -417,7 +435,7 @@ static void judge(void)
 		      : when == STOP ? "stopped"
 		                     : "killed",
 		      bound);
-		CHECK(when == BETWEEN || strcmp(mode, "exact") || res->op == WARMUP || r == victim,
+		CHECK(failed_where_expected(r, res->op),
 		      "rank %d: failed in operation %d (killed in %d)", r, res->op, WARMUP);
 		CHECK(res->after_ok == 0 && res->after_unstarted == BATCH - 1 - res->batch_index,
 		      "rank %d: the %d operations queued behind the failed one failed unstarted "
