@@ -424,7 +424,8 @@ static void judge(void)
 		if (r == victim && when != STOP)
 			continue;
 		CHECK(!res->warmup_bad, "rank %d: warm-up operations exact", r);
-		CHECK(!res->batch_bad, "rank %d: operations from %d on that succeeded passed the warm-up check", r,
+		CHECK(!res->batch_bad,
+		      "rank %d: operations from %d on that succeeded passed the warm-up check", r,
 		      WARMUP);
 		CHECK(res->code == -OPTIREDUCE_EPEER || res->code == -OPTIREDUCE_ETIMEDOUT,
 		      "rank %d: operation %d returned %d (%s)", r, res->op, res->code,
