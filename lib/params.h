@@ -70,7 +70,8 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	X(MAX_INFLIGHT, "max_inflight", OR_PT_INT, "4", "1", "32",                                 \
 	  "Operations of one communicator that progress at once, in either mode; later ones "      \
 	  "start, in order, as earlier ones finish (in any order).  1 = one at a time: each "      \
-	  "waits for the previous one's last phase")                                               \
+	  "waits for the previous one's last phase.  Every rank must use the same value: over "    \
+	  "net, ranks that differ stall until peer_timeout_ms and fail")                           \
 	X(CHECK_SOURCE, "check_source", OR_PT_BOOL, "1", "", "",                                   \
 	  "Bounded mode: drop datagrams from an address that is not a member of the "              \
 	  "communicator, whatever their header says (counted in packets_stranger), where the "     \
