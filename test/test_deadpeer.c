@@ -398,8 +398,6 @@ static void resume_victim(pid_t victim_pid)
 		kill(victim_pid, SIGCONT);
 }
 
-/* peer_timeout_ms, plus what a loaded 2-CPU machine adds: the failed operation's end, the
- * ranks' turns at the CPUs, the cancellation of its transfers. */
 /*
  * Where an exact survivor fails: in K.  With two hosts, a rank of the first one may also
  * fail in K + 1: the victim leads the second host and progresses K until every survivor is
@@ -413,6 +411,8 @@ static int failed_where_expected(int r, int op)
 	return hierarchy == 2 && r < nranks / 2 && op == WARMUP + 1;
 }
 
+/* peer_timeout_ms, plus what a loaded 2-CPU machine adds: the failed operation's end, the
+ * ranks' turns at the CPUs, the cancellation of its transfers. */
 static void judge(void)
 {
 	double bound = peer_timeout_ms + 3000.0;

@@ -6,7 +6,6 @@
  * again; an answer to the latest request times a round trip.  repair.c asks from this.
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "repair.h"
 
