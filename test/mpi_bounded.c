@@ -140,7 +140,7 @@ static double block_gain(double p, int m)
 
 /*
  * Packets per Hadamard block in test_loss: blocks of 4096 float32 (the default, halved
- * while half still covers a rank's share) over the udp provider's 1432-byte payloads.
+ * while half still covers a rank's share) over the udp provider's 1424-byte payloads.
  */
 static int block_packets(size_t count)
 {
@@ -148,7 +148,7 @@ static int block_packets(size_t count)
 
 	while (block > 256 && block / 2 >= per_rank)
 		block /= 2;
-	return (int)((block * 4 + 1431) / 1432);
+	return (int)((block * 4 + 1423) / 1424);
 }
 
 /*

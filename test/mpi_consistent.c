@@ -118,14 +118,14 @@ static int one_op(optireduce_comm_t *comm, float *s, float *r, double *mean, dou
 	return 0;
 }
 
-/* Packets of the all-gather: every owner's shard over 1432-byte payloads. */
+/* Packets of the all-gather: every owner's shard over 1424-byte payloads. */
 static double allgather_pkts(size_t count)
 {
 	double n = 0;
 
 	for (int r = 0; r < nranks; r++) {
 		size_t len = count / (size_t)nranks + ((size_t)r < count % (size_t)nranks);
-		n += (double)((len * 4 + 1431) / 1432);
+		n += (double)((len * 4 + 1423) / 1424);
 	}
 	return n;
 }

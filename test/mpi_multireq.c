@@ -290,7 +290,7 @@ static double block_gain(double p, int m)
 }
 
 /* Packets per Hadamard block of an operation: blocks of 4096 elements halved while half
- * still covers a rank's share, at least 256, over the udp provider's 1432-byte payloads. */
+ * still covers a rank's share, at least 256, over the udp provider's 1424-byte payloads. */
 static int block_packets(const struct opdesc *d)
 {
 	size_t block = 4096, per_rank = (d->count + nranks - 1) / nranks;
@@ -298,7 +298,7 @@ static int block_packets(const struct opdesc *d)
 
 	while (block > 256 && block / 2 >= per_rank)
 		block /= 2;
-	return (int)((block * es + 1431) / 1432);
+	return (int)((block * es + 1423) / 1424);
 }
 
 /* Bounded: the error against the exact sum, its energy, and what the status says was lost. */

@@ -101,10 +101,10 @@ static uint16_t ref_fletcher16(const uint8_t *p, size_t n)
 
 static void ref_fix_check(uint8_t *p)
 {
-	uint16_t c = ref_fletcher16(p, 38);
+	uint16_t c = ref_fletcher16(p, 42);
 
-	p[38] = (uint8_t)c;
-	p[39] = (uint8_t)(c >> 8);
+	p[42] = (uint8_t)c;
+	p[43] = (uint8_t)(c >> 8);
 }
 
 static uint64_t rd_le(const uint8_t *p, int n)
@@ -130,6 +130,7 @@ static void random_hdr(struct or_wire_hdr *h)
 	h->contrib = (uint16_t)rnd();
 	h->timeout_est_us = (uint32_t)rnd();
 	h->loss = (uint16_t)rnd();
+	h->phase_us = (uint32_t)rnd();
 }
 
 /* A header the test receiver accepts. */
@@ -197,19 +198,20 @@ static int same_hdr(const struct or_wire_hdr *a, const struct or_wire_hdr *b)
 	       a->step == b->step && a->comm_id == b->comm_id && a->sender == b->sender &&
 	       a->seq == b->seq && a->offset == b->offset && a->length == b->length &&
 	       a->contrib == b->contrib && a->timeout_est_us == b->timeout_est_us &&
-	       a->loss == b->loss;
+	       a->loss == b->loss && a->phase_us == b->phase_us;
 }
 
 static void test_golden(void)
 {
 	/* Fixes the byte order on the wire independently of the host. */
 	static const uint8_t want[OR_WIRE_HDR_SIZE - 2] = {
-	    0x52, 0x54, 0x50, 0x4f, 0x01, 0x03, 0x02, 0x01, 0x06, 0x05, 0x04, 0x03, 0x0a,
+	    0x52, 0x54, 0x50, 0x4f, 0x02, 0x03, 0x02, 0x01, 0x06, 0x05, 0x04, 0x03, 0x0a,
 	    0x09, 0x08, 0x07, 0x18, 0x17, 0x16, 0x15, 0x14, 0x13, 0x12, 0x11, 0x1c, 0x1b,
-	    0x1a, 0x19, 0x1e, 0x1d, 0x20, 0x1f, 0x24, 0x23, 0x22, 0x21, 0x26, 0x25};
+	    0x1a, 0x19, 0x1e, 0x1d, 0x20, 0x1f, 0x24, 0x23, 0x22, 0x21, 0x26, 0x25,
+	    0x2a, 0x29, 0x28, 0x27};
 	const struct or_wire_hdr h = {
 	    .magic = OR_WIRE_MAGIC,
-	    .version = 1,
+	    .version = 2,
 	    .flags = 3,
 	    .step = 0x0102,
 	    .comm_id = 0x03040506,
@@ -220,6 +222,7 @@ static void test_golden(void)
 	    .contrib = 0x1f20,
 	    .timeout_est_us = 0x21222324,
 	    .loss = 0x2526,
+	    .phase_us = 0x2728292a,
 	};
 	uint8_t buf[OR_WIRE_HDR_SIZE];
 	uint16_t c;
@@ -227,8 +230,8 @@ static void test_golden(void)
 	CHECK(or_wire_encode(&h, buf, sizeof(buf)) == OR_WIRE_HDR_SIZE, "golden encode");
 	CHECK(memcmp(buf, want, sizeof(want)) == 0, "golden bytes differ");
 	c = ref_fletcher16(want, sizeof(want));
-	CHECK(buf[38] == (uint8_t)c && buf[39] == (uint8_t)(c >> 8), "golden check %02x%02x",
-	      buf[39], buf[38]);
+	CHECK(buf[42] == (uint8_t)c && buf[43] == (uint8_t)(c >> 8), "golden check %02x%02x",
+	      buf[43], buf[42]);
 	CHECK(or_wire_encode(&h, buf, OR_WIRE_HDR_SIZE - 1) == -EMSGSIZE, "short buffer");
 }
 
@@ -296,8 +299,10 @@ static void test_structure(void)
 	valid_hdr(&h);
 	h.version = 0;
 	CHECK_RC(verdict(&h), OR_WIRE_EVERSION, "version 0");
-	h.version = 2;
-	CHECK_RC(verdict(&h), OR_WIRE_EVERSION, "version 2");
+	h.version = OR_WIRE_VERSION - 1;
+	CHECK_RC(verdict(&h), OR_WIRE_EVERSION, "the previous version (40-byte header)");
+	h.version = OR_WIRE_VERSION + 1;
+	CHECK_RC(verdict(&h), OR_WIRE_EVERSION, "the next version");
 
 	for (int bit = 6; bit < 7; bit++) {
 		valid_hdr(&h);

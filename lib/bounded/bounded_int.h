@@ -85,6 +85,7 @@ struct or_inbound {
 	uint8_t *seen; /* one byte per packet: simpler than bits, and small next to the data */
 	int last_seen;
 	double first_us; /* when its first packet came, parked or not: the sender had begun */
+	double began_us; /* when the sender began the phase, as its packets say; 0 unknown */
 };
 
 /* What this rank sends to one peer in one phase. */
@@ -104,7 +105,9 @@ struct or_phase {
 	enum optireduce_phase_end end;
 	double start_us;
 	double end_us;
-	uint64_t deadline_us;
+	uint64_t deadline_us; /* from start_us; phase 0's includes skew_us */
+	/* deadline_anchor: how much later than this rank the last sender began (phase 0). */
+	double skew_us;
 	double last_arrival_us;
 	double last_flag_us; /* when the newest sender's LAST came (trace) */
 	uint32_t senders_expected;

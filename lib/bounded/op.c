@@ -181,7 +181,8 @@ static void controller_sample(const struct or_bounded_op *op, struct op_sample *
 	memset(s, 0, sizeof(*s));
 	for (unsigned p = 0; p < op->nphases; p++) {
 		const struct or_phase *ph = &op->ph[p];
-		double d = ph->end_us - ph->start_us;
+		/* Timed from the anchor: the skew is the compute's, not the network's. */
+		double from = ph->start_us + ph->skew_us, d = ph->end_us - from;
 		/* A phase that asked for repair is judged by its first pass: see
 		 * docs/design.md, "Repair inside the deadline". */
 		double first_pass = or_bd_repair_first_pass_us(op, p);
@@ -194,14 +195,13 @@ static void controller_sample(const struct or_bounded_op *op, struct op_sample *
 		absent |= only_absent;
 		if (ph->end == OPTIREDUCE_PHASE_HARD_BOUND) {
 			if (ph->senders_expected && ph->senders_last >= ph->senders_expected) {
-				d = (first_pass > ph->start_us ? first_pass : ph->last_arrival_us) -
-				    ph->start_us;
+				d = (first_pass > from ? first_pass : ph->last_arrival_us) - from;
 			} else {
 				s->hit = 1;
 				other_cut |= !only_absent;
 			}
-		} else if (first_pass > ph->start_us && first_pass - ph->start_us < d) {
-			d = first_pass - ph->start_us;
+		} else if (first_pass > from && first_pass - from < d) {
+			d = first_pass - from;
 		}
 		if (d > s->longest_us)
 			s->longest_us = d;
@@ -274,11 +274,12 @@ static void log_timeline(struct or_bounded *b, const struct or_bounded_op *op,
 	if (OR_LOG_DEBUG > or_log_level || op->nphases < 2 || !op->ph[1].begun)
 		return;
 	or_log(OR_LOG_DEBUG,
-	       "op %llu timeline: encoded %.0f us, phase 0 %.0f-%.0f us, phase 1 %.0f-%.0f "
-	       "us, decode %.0f-%.0f us (on CPU %.0f us), done %.0f us; waited %u times "
-	       "for the progress thread's lock, %.0f us",
+	       "op %llu timeline: encoded %.0f us, phase 0 %.0f-%.0f us (anchored %.0f us "
+	       "later), phase 1 %.0f-%.0f us, decode %.0f-%.0f us (on CPU %.0f us), done %.0f "
+	       "us; waited %u times for the progress thread's lock, %.0f us",
 	       (unsigned long long)op->c->seq, op->encoded_us - op->start_us,
 	       op->ph[0].start_us - op->start_us, op->ph[0].end_us - op->start_us,
+	       op->ph[0].skew_us,
 	       op->ph[1].start_us - op->start_us, op->ph[1].end_us - op->start_us,
 	       t->decode_start_us - op->start_us, t->decoded_us - op->start_us,
 	       or_thread_cpu_us() - t->decode_start_cpu_us, or_now_us() - op->start_us,

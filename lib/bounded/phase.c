@@ -201,7 +201,8 @@ static uint64_t phase_deadline(const struct or_coll *c, unsigned phase, uint64_t
 
 	if (phase == 0)
 		return deadline;
-	end = c->bop->ph[0].start_us + (double)(phase + 1) * (double)deadline;
+	end = c->bop->ph[0].start_us + c->bop->ph[0].skew_us +
+	      (double)(phase + 1) * (double)deadline;
 	return end > ph->start_us + 1 ? (uint64_t)(end - ph->start_us) : 1;
 }
 
@@ -366,6 +367,30 @@ static void phase_sample(struct or_coll *c, unsigned phase, struct or_tmo_phase 
 	                          : (uint64_t)(ph->last_arrival_us - ph->start_us) + 1;
 }
 
+/*
+ * deadline_anchor: phase 0's deadline counts from the latest start among its senders, as
+ * their packets say (rx.c), by up to one deadline past this rank's own.  DDP's ranks enter
+ * a bucket's operation when their backward passes reach it, hundreds of milliseconds apart
+ * on shared CPUs; counted from each rank's own start, the deadline either cuts the late
+ * ranks' data or, calibrated over that skew, is long enough that no burst is ever cut.
+ * Senders not heard from yet do not count: one that begins past the absent horizon is a
+ * straggler (early timeout), not skew.
+ */
+static void anchor_deadline(struct or_coll *c, struct or_phase *ph)
+{
+	uint64_t base = ph->deadline_us - (uint64_t)ph->skew_us;
+	double latest = ph->start_us;
+
+	for (uint32_t i = 0, n = or_bd_inbound_slots(ph, c->size); i < n; i++)
+		if (ph->in[i].npkts && ph->in[i].began_us > latest)
+			latest = ph->in[i].began_us;
+	ph->skew_us = latest - ph->start_us;
+	if (ph->skew_us > (double)base)
+		ph->skew_us = (double)base;
+	ph->skew_us = (double)(uint64_t)ph->skew_us;
+	ph->deadline_us = base + (uint64_t)ph->skew_us;
+}
+
 /* Whether an open, begun phase closes now, and why. */
 static enum or_tmo_reason phase_verdict(struct or_coll *c, unsigned phase)
 {
@@ -375,6 +400,8 @@ static enum or_tmo_reason phase_verdict(struct or_coll *c, unsigned phase)
 	struct or_tmo_phase tp;
 	enum or_tmo_reason why;
 
+	if (phase == 0 && or_bd_param_i(b, OR_P_DEADLINE_ANCHOR))
+		anchor_deadline(c, ph);
 	phase_sample(c, phase, &tp);
 	why = or_tmo_phase_check(&b->tmo, c->count * c->esize, &tp,
 	                         (uint64_t)(or_now_us() - ph->start_us) + 1);

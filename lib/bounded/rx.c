@@ -163,6 +163,12 @@ static void deliver(struct or_bounded *b, struct or_bounded_op *op, const struct
 	/* The sender had begun this phase by then (repair.c, repair_end_us). */
 	if (!in->first_us || arrived_us < in->first_us)
 		in->first_us = arrived_us;
+	/* When it began, as it says: the earliest reading, the one least delayed in queues. */
+	if (h->phase_us && !(h->flags & OR_WIRE_FLAG_RESENT)) {
+		double began = arrived_us - (double)h->phase_us;
+		if (!in->began_us || began < in->began_us)
+			in->began_us = began;
+	}
 	if (ph->closed) {
 		b->stats.packets_stale++;
 		return;

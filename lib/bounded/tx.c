@@ -99,6 +99,16 @@ static double blocked_wait_us(const struct or_bounded *b)
 	return OR_BLOCKED_SLEEP_PKTS * (double)b->max_msg * 8.0 / mbps;
 }
 
+/* How long ago this rank began the phase, for the receivers' deadline_anchor; 0 unknown. */
+static uint32_t phase_age_us(const struct or_phase *ph)
+{
+	double age = or_now_us() - ph->start_us;
+
+	if (!ph->begun)
+		return 0;
+	return age >= (double)UINT32_MAX ? UINT32_MAX : age < 1.0 ? 1 : (uint32_t)age;
+}
+
 static void fill_header(const struct or_bounded *b, const struct or_bounded_op *op,
                         const struct or_outbound *o, unsigned step, size_t nth, size_t off,
                         size_t len, struct or_wire_hdr *h)
@@ -117,6 +127,7 @@ static void fill_header(const struct or_bounded *b, const struct or_bounded_op *
 	h->contrib = o->contrib;
 	h->timeout_est_us = or_tmo_local_estimate(&b->tmo, c->count * c->esize);
 	h->loss = (uint16_t)lrint(b->own_loss * 65535.0);
+	h->phase_us = phase_age_us(&op->ph[step]);
 }
 
 /*

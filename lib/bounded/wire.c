@@ -6,7 +6,7 @@
 
 #include "wire.h"
 
-#define CHECK_OFF 38
+#define CHECK_OFF 42
 
 static void put16(uint8_t *p, uint16_t v)
 {
@@ -76,6 +76,7 @@ int or_wire_encode(const struct or_wire_hdr *h, void *buf, size_t buflen)
 	put16(p + 30, h->contrib);
 	put32(p + 32, h->timeout_est_us);
 	put16(p + 36, h->loss);
+	put32(p + 38, h->phase_us);
 	put16(p + CHECK_OFF, fletcher16(p, CHECK_OFF));
 	return OR_WIRE_HDR_SIZE;
 }
@@ -110,6 +111,7 @@ int or_wire_decode(const void *pkt, size_t pktlen, struct or_wire_hdr *h)
 	h->contrib = get16(p + 30);
 	h->timeout_est_us = get32(p + 32);
 	h->loss = get16(p + 36);
+	h->phase_us = get32(p + 38);
 	if (pktlen - OR_WIRE_HDR_SIZE < h->length)
 		return OR_WIRE_ETRUNC;
 	if (pktlen - OR_WIRE_HDR_SIZE > h->length)

@@ -2,7 +2,7 @@
 /*
  * Wire header of the bounded (unreliable datagram) channel.
  *
- * Every datagram is a fixed 40-byte little-endian header followed by exactly
+ * Every datagram is a fixed 44-byte little-endian header followed by exactly
  * `length` payload bytes.  The header is read and written byte by byte, never
  * by casting the packet to a struct, so a datagram of any alignment from a
  * host of any byte order decodes the same way.
@@ -20,7 +20,9 @@
  *   30  2    contrib        contributions summed into the payload
  *   32  4    timeout_est_us sender's current timeout estimate
  *   36  2    loss           sender's observed receive loss, in 1/65535
- *   38  2    hdr_check      Fletcher-16 over bytes 0..37
+ *   38  4    phase_us       microseconds since the sender began this step,
+ *                           saturating; 0 when not a first send of data
+ *   42  2    hdr_check      Fletcher-16 over bytes 0..41
  *
  * Because offset is a byte offset in 32 bits, a step's receive region is at
  * most UINT32_MAX bytes; larger operations must be split into more steps or
@@ -36,8 +38,8 @@
 #include <stdint.h>
 
 #define OR_WIRE_MAGIC    0x4F505452u
-#define OR_WIRE_VERSION  1
-#define OR_WIRE_HDR_SIZE 40
+#define OR_WIRE_VERSION  2
+#define OR_WIRE_HDR_SIZE 44
 /* Last packet of this sender for this step. */
 #define OR_WIRE_FLAG_LAST 0x1
 /* No payload; a notice such as "done" rather than data. */
@@ -99,6 +101,8 @@ struct or_wire_hdr {
 	uint32_t timeout_est_us;
 	/* Receivers report loss so that senders can pace. */
 	uint16_t loss;
+	/* Receivers learn when the sender entered a phase (docs/design.md, "Deadlines"). */
+	uint32_t phase_us;
 };
 
 enum or_wire_reject {

@@ -13,7 +13,7 @@
  *   byte 0: bits 0-1 ranks - 2; bits 2-3 this rank (mod ranks); bit 4 ring (2(N-1) steps,
  *           one peer each) instead of transpose; bits 5-6 when the datagrams come: 0 after
  *           the regions are declared, 1 after the operation started but before its
- *           regions, 2 before the operation started; bit 7 payload 1432 instead of 64.
+ *           regions, 2 before the operation started; bit 7 payload 1424 instead of 64.
  *   byte 1: blocks of 16 floats in the operation, 1 + (byte & 15); bit 4, with transpose
  *           and the regions declared before the datagrams: parameter consistent, the
  *           final phase closed and this rank's bitmap sent before they come, so that they
@@ -238,7 +238,7 @@ static void parse(const uint8_t *data, struct setup *s)
 	s->when = data[0] >> 5 & 3;
 	if (s->when > 2)
 		s->when = 2;
-	s->payload = data[0] & 0x80 ? 1432 : 64;
+	s->payload = data[0] & 0x80 ? 1424 : 64;
 	s->count = (1 + (size_t)(data[1] & 15)) * BLOCK_ELEMS;
 	s->consistent = (data[1] >> 4 & 1) && !s->ring && s->when == 0;
 }

@@ -64,13 +64,13 @@ static size_t datagram(uint8_t *out, uint32_t sender, uint64_t seq, uint16_t ste
 
 static void wire_seeds(void)
 {
-	uint8_t p[OR_WIRE_HDR_SIZE + 1432];
+	uint8_t p[OR_WIRE_HDR_SIZE + 1424];
 
 	/* fuzz_wire.c's receiver: 5 ranks, operations [100, 164), step regions 4096, 0, 1500. */
 	write_file("wire", "data", p, datagram(p, 1, 100, 0, 0, 0, 64, 1));
-	write_file("wire", "data-last", p, datagram(p, 4, 163, 2, OR_WIRE_FLAG_LAST, 1432, 68, 5));
+	write_file("wire", "data-last", p, datagram(p, 4, 163, 2, OR_WIRE_FLAG_LAST, 1424, 68, 5));
 	write_file("wire", "control", p, datagram(p, 2, 101, 0, OR_WIRE_FLAG_CONTROL, 0, 0, 0));
-	write_file("wire", "full-payload", p, datagram(p, 3, 120, 0, 0, 2664, 1432, 2));
+	write_file("wire", "full-payload", p, datagram(p, 3, 120, 0, 0, 2664, 1424, 2));
 	write_file("wire", "failed", p,
 	           datagram(p, 2, 7, 0, OR_WIRE_FLAG_CONTROL | OR_WIRE_FLAG_FAILED, 3, 0, 0));
 	write_file("wire", "probe", p,
@@ -86,7 +86,7 @@ static void wire_seeds(void)
 	                    OR_WIRE_RANGE_SIZE, 0));
 	write_file(
 	    "wire", "consist-fetched", p,
-	    datagram(p, 4, 150, 0, OR_WIRE_FLAG_CONSIST | OR_WIRE_FLAG_RESENT, 1432, 1432, 0));
+	    datagram(p, 4, 150, 0, OR_WIRE_FLAG_CONSIST | OR_WIRE_FLAG_RESENT, 1424, 1424, 0));
 }
 
 /* A seed of the receive-path target: its set-up bytes, then length-prefixed datagrams. */
@@ -124,7 +124,7 @@ static void rx_region(struct rx_seed *s, size_t payload, uint32_t sender, uint64
 static void transpose_seed(const char *name, int when, int big)
 {
 	struct rx_seed s = {.len = 2};
-	size_t payload = big ? 1432 : 64, shard = 2 * BLOCK_BYTES;
+	size_t payload = big ? 1424 : 64, shard = 2 * BLOCK_BYTES;
 
 	s.buf[0] = (uint8_t)(1 | 1 << 2 | when << 5 | (big ? 0x80 : 0));
 	s.buf[1] = 5;
@@ -197,7 +197,7 @@ int main(int argc, char **argv)
 	transpose_seed("transpose-3", 0, 0);
 	transpose_seed("transpose-3-started", 1, 0);
 	transpose_seed("transpose-3-parked", 2, 0);
-	transpose_seed("transpose-3-1432", 0, 1);
+	transpose_seed("transpose-3-1424", 0, 1);
 	consistent_seed("transpose-3-consistent");
 	ring_seed("ring-4", 0);
 	ring_seed("ring-4-failed", 1);
