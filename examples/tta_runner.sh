@@ -15,6 +15,7 @@
 #              to the other hosts, all on one ON/OFF schedule (mean 1.5 s on, 4.5 s
 #              off), meant to give Gloo's gradient averaging P99/P50 >= 3 (the table
 #              shows the ratio measured)
+#   harsher    as harsh, with the flows 3 s on and 3 s off
 #   straggler  host 3's ranks are stopped 30% of every second (SIGSTOP/SIGCONT)
 #   NAME=ARGS  a scenario of your own: ARGS go to "cluster.sh up" after -n and --rate,
 #              e.g. 'lossy5=--loss 0.05'
@@ -59,6 +60,7 @@ declare -A PRESET=(
 	[clean]=""
 	[loss]="--loss 0.01"
 	[harsh]="--loss 0.01 --cross-traffic max --cross-onoff 1500:4500 --cross-flows 3 --cross-sync"
+	[harsher]="--loss 0.01 --cross-traffic max --cross-onoff 3000:3000 --cross-flows 3 --cross-sync"
 	[straggler]="--straggler 3:stop:1000:0.3"
 )
 
