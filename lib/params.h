@@ -118,7 +118,7 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	X(DEADLINE_ANCHOR, "deadline_anchor", OR_PT_BOOL, "0", "", "",                             \
 	  "Bounded mode: phase 0's deadline counts from when the last sender began the "          \
 	  "operation, as its packets say, up to one deadline after this rank began; for ranks "   \
-	  "that enter operations at different times (DDP's buckets); the Python package sets 1")   \
+	  "that enter operations at different times (DDP's buckets)")                             \
 	X(HADAMARD, "hadamard", OR_PT_BOOL, "1", "", "",                                           \
 	  "Bounded mode: randomized Hadamard encoding of each block")                              \
 	X(HADAMARD_BLOCK, "hadamard_block", OR_PT_SIZE, "4096", "256", "65536",                    \
