@@ -138,6 +138,18 @@ struct or_phase {
 	double mc_share;
 };
 
+/* Where phase deadlines count from: the phase's start, later by the anchor's skew. */
+static inline double or_bd_phase_anchor_us(const struct or_phase *ph)
+{
+	return ph->start_us + ph->skew_us;
+}
+
+/* The deadline the controller decided for the phase, without the anchor's skew. */
+static inline double or_bd_phase_base_deadline_us(const struct or_phase *ph)
+{
+	return (double)ph->deadline_us - ph->skew_us;
+}
+
 struct or_bounded_op {
 	struct or_coll *c;
 	size_t block_elems;

@@ -182,7 +182,7 @@ static void controller_sample(const struct or_bounded_op *op, struct op_sample *
 	for (unsigned p = 0; p < op->nphases; p++) {
 		const struct or_phase *ph = &op->ph[p];
 		/* Timed from the anchor: the skew is the compute's, not the network's. */
-		double from = ph->start_us + ph->skew_us, d = ph->end_us - from;
+		double from = or_bd_phase_anchor_us(ph), d = ph->end_us - from;
 		/* A phase that asked for repair is judged by its first pass: see
 		 * docs/design.md, "Repair inside the deadline". */
 		double first_pass = or_bd_repair_first_pass_us(op, p);

@@ -201,8 +201,7 @@ static uint64_t phase_deadline(const struct or_coll *c, unsigned phase, uint64_t
 
 	if (phase == 0)
 		return deadline;
-	end = c->bop->ph[0].start_us + c->bop->ph[0].skew_us +
-	      (double)(phase + 1) * (double)deadline;
+	end = or_bd_phase_anchor_us(&c->bop->ph[0]) + (double)(phase + 1) * (double)deadline;
 	return end > ph->start_us + 1 ? (uint64_t)(end - ph->start_us) : 1;
 }
 
@@ -378,7 +377,7 @@ static void phase_sample(struct or_coll *c, unsigned phase, struct or_tmo_phase 
  */
 static void anchor_deadline(struct or_coll *c, struct or_phase *ph)
 {
-	uint64_t base = ph->deadline_us - (uint64_t)ph->skew_us;
+	uint64_t base = (uint64_t)or_bd_phase_base_deadline_us(ph);
 	double latest = ph->start_us;
 
 	for (uint32_t i = 0, n = or_bd_inbound_slots(ph, c->size); i < n; i++)

@@ -199,9 +199,9 @@ static double repair_end_us(struct or_bounded *b, struct or_bounded_op *op, unsi
 	if (begun && begun < ref)
 		ref = begun;
 	ref += (double)absent;
-	/* Phase p ends by phase 0's start + (p + 1) deadlines (phase.c, phase_deadline). */
-	next_end = op->ph[0].start_us + op->ph[0].skew_us +
-	           (double)(phase + 2) * ((double)op->ph[0].deadline_us - op->ph[0].skew_us);
+	/* Phase p ends by phase 0's anchor + (p + 1) deadlines (phase.c, phase_deadline). */
+	next_end = or_bd_phase_anchor_us(&op->ph[0]) +
+	           (double)(phase + 2) * or_bd_phase_base_deadline_us(&op->ph[0]);
 	ref = (ref < next_end ? ref : next_end) - (double)t_c;
 	return ref < end ? ref : end;
 }
