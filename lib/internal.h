@@ -103,6 +103,9 @@ int or_op_post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t cou
                optireduce_req_t **req);
 int or_comm_progress(optireduce_comm_t *comm, int *activity);
 int or_comm_wait_activity(optireduce_comm_t *comm, int timeout_ms);
+/* How long a waiter on comm polls, yielding, before it sleeps in the kernel: by the mode
+ * and size of the operation at the head of its queue. */
+double or_comm_spin_us(const optireduce_comm_t *comm);
 /* Every operation of comm not yet completed fails with err (a negative code). */
 void or_comm_fail(optireduce_comm_t *comm, int err);
 const struct or_alg *or_select_algorithm(optireduce_comm_t *comm, size_t bytes, int bounded);

@@ -79,6 +79,12 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	X(SPIN_US, "spin_us", OR_PT_INT, "100", "0", "1000000",                                    \
 	  "Busy-poll this long, yielding the CPU on each idle pass, before sleeping in the "       \
 	  "kernel while waiting")                                                                  \
+	X(SPIN_SMALL_US, "spin_small_us", OR_PT_INT, "1000", "0", "1000000",                       \
+	  "Exact mode: spin_us for operations of at most spin_small_bytes, whose peers answer "    \
+	  "within a round trip; a longer spin on larger ones takes the CPU from ranks that "       \
+	  "have data to move when ranks outnumber cores")                                          \
+	X(SPIN_SMALL_BYTES, "spin_small_bytes", OR_PT_SIZE, "64k", "0", "1g",                      \
+	  "Exact mode: largest operation that waits spin_small_us instead of spin_us; 0 = none")   \
 	X(BOUNDED_SPIN_US, "bounded_spin_us", OR_PT_INT, "0", "0", "1000000",                      \
 	  "Bounded mode: spin_us for bounded operations; each poll of a datagram socket is a "     \
 	  "system call, and datagrams arriving every few tens of us kept a spinning rank "         \

@@ -23,11 +23,9 @@ static unsigned pending_ops(const optireduce_comm_t *comm)
  * (the caller's deadline may pass by less than that: no spinning until it comes). */
 static int idle_wait(optireduce_comm_t *comm, double idle_since)
 {
-	int spin_param =
-	    comm->head && comm->head->coll.bounded ? OR_P_BOUNDED_SPIN_US : OR_P_SPIN_US;
 	int ret;
 
-	if (or_now_us() - idle_since <= (double)or_param_int(&comm->params, spin_param)) {
+	if (or_now_us() - idle_since <= or_comm_spin_us(comm)) {
 		sched_yield();
 		return 0;
 	}
