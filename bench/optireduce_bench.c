@@ -68,6 +68,7 @@ struct result {
 	struct bench_stats t;
 	double lost_pct;      /* bounded mode: missing / expected contributions (whole blocks) */
 	double data_lost_pct; /* bounded mode: elements that did not arrive / expected */
+	double cpu_ms;        /* CPU time of a rank's process per timed call, mean over ranks */
 };
 
 static int rank, nranks;
@@ -492,6 +493,7 @@ struct tally {
 	double sums[4];
 	double last_loss; /* in the last operation: what validation must allow for */
 	long late_starts;
+	double cpu_s; /* this process's CPU time inside the timed calls, every thread */
 };
 
 /*
@@ -567,6 +569,16 @@ static int sync_start(long ms)
 	return 0;
 }
 
+/* CPU time of the whole process (a progress thread's included): what a call costs the
+ * application's other work on a host whose CPUs it shares. */
+static double process_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* One timed (or warm-up) call of impl, after its own barrier and synchronised start. */
 static void time_one(struct bench *b, enum impl impl, size_t size, long it, long warmup,
                      struct tally *t)
@@ -574,7 +586,7 @@ static void time_one(struct bench *b, enum impl impl, size_t size, long it, long
 	const struct options *o = b->o;
 	size_t count = size / optireduce_dtype_size(o->dtype);
 	struct optireduce_status st;
-	double t0, t1;
+	double t0, t1, cpu0;
 	int ret;
 
 	sleeping_barrier(o->sync_ms);
@@ -585,6 +597,7 @@ static void time_one(struct bench *b, enum impl impl, size_t size, long it, long
 		while (nanosleep(&ts, &ts) && errno == EINTR)
 			;
 	}
+	cpu0 = process_cpu_s();
 	t0 = bench_now_s();
 	if (it >= warmup)
 		b->start[impl][it - warmup] = bench_wall_s();
@@ -613,8 +626,10 @@ static void time_one(struct bench *b, enum impl impl, size_t size, long it, long
 			die("MPI_Allreduce(%zu bytes, iteration %ld) failed: error %d", size, it,
 			    ret);
 	}
-	if (it >= warmup)
+	if (it >= warmup) {
 		b->lat[impl][it - warmup] = (t1 - t0) * 1e6;
+		t->cpu_s += process_cpu_s() - cpu0;
+	}
 }
 
 /* Checks impl's last result and reduces its latencies; rank 0 gets the statistics. */
@@ -623,7 +638,7 @@ static void summarize(struct bench *b, enum impl impl, size_t size, long iters,
 {
 	const struct options *o = b->o;
 	size_t count = size / optireduce_dtype_size(o->dtype);
-	double tot[4], rel_err = 0, max_loss = 0;
+	double tot[4], rel_err = 0, max_loss = 0, cpu = 0;
 	long total_late = 0;
 	int bad, anybad;
 
@@ -646,8 +661,10 @@ static void summarize(struct bench *b, enum impl impl, size_t size, long iters,
 	MPI_Reduce(b->lat[impl], b->maxlat, (int)iters, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
 	MPI_Reduce(t->sums, tot, 4, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
 	MPI_Reduce(&t->late_starts, &total_late, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+	MPI_Reduce(&t->cpu_s, &cpu, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
 	if (rank != 0)
 		return;
+	res->cpu_ms = iters > 0 ? 1e3 * cpu / ((double)nranks * (double)iters) : 0;
 	if (total_late)
 		printf("# %s, %zu bytes: %ld rank-iterations reached the synchronised start "
 		       "late (raise --sync-start)\n",
@@ -825,6 +842,21 @@ static void print_ab(const struct options *o, size_t size, const struct result *
 	fflush(stdout);
 }
 
+/* CPU per call and rank, a comment line: tables that parse the rows skip it. */
+static void print_cpu(const struct options *o, size_t size, const struct result *res,
+                      int have_b)
+{
+	printf("# CPU at %zu, ms per call and rank:", size);
+	if (!o->only_mpi)
+		printf(" liboptireduce %.3f", res[IMPL_OURS].cpu_ms);
+	if (have_b)
+		printf(", B %.3f", res[IMPL_OURS_B].cpu_ms);
+	if (o->baseline_mpi || o->only_mpi)
+		printf("%sMPI_Allreduce %.3f", o->only_mpi ? " " : ", ", res[IMPL_MPI].cpu_ms);
+	printf("\n");
+	fflush(stdout);
+}
+
 static void *alloc_buf(size_t bytes)
 {
 	void *p = NULL;
@@ -954,8 +986,10 @@ int main(int argc, char **argv)
 			die("%zu bytes: too many elements for MPI_Allreduce's int count", size);
 		if (o.only_mpi) {
 			run_size(&b, mpi, 1, size, res);
-			if (rank == 0)
+			if (rank == 0) {
 				print_row(&o, NULL, size, &res[IMPL_MPI], NULL);
+				print_cpu(&o, size, res, 0);
+			}
 		} else {
 			const struct result *base = o.baseline_mpi ? &res[IMPL_MPI] : NULL;
 			run_size(&b, ours, b.comm[1] ? 2 : 1, size, res);
@@ -966,6 +1000,7 @@ int main(int argc, char **argv)
 				if (b.comm[1])
 					print_ab(&o, size, &res[IMPL_OURS], &res[IMPL_OURS_B],
 					         base);
+				print_cpu(&o, size, res, b.comm[1] != NULL);
 			}
 		}
 		if (size > SIZE_MAX / 2)
