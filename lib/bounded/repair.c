@@ -166,6 +166,33 @@ static int sends_in(const struct or_bounded_op *op, unsigned phase)
 }
 
 /*
+ * repair_end_us() of an operation's final phase.  Peers that hold all of it end the
+ * operation as its first pass ends, and may begin the next one then; they judge this rank
+ * absent from that one's first phase absent_factor x t_C later, and its sends there take
+ * t_C.  Repair that held this phase to its deadline (twice t_C and more) made the rank late
+ * for the next operation: its peers lost its whole contribution to that one and to the
+ * next few while it caught up (docs/design.md, "Repair inside the deadline").  The rounds
+ * of requests a sender may get (OR_REPAIR_ROUNDS) are always left: small operations'
+ * phases last a few round trips.
+ */
+static double final_repair_end(struct or_bounded *b, struct or_bounded_op *op, unsigned phase,
+                               double now, double end)
+{
+	const struct or_phase *ph = &op->ph[phase];
+	double ref = op->rep->first_pass_us[phase], limit;
+	uint64_t t_c, absent = or_tmo_absent_us(&b->tmo, op->c->count * op->c->esize, &t_c);
+
+	if (!ph->sent_all)
+		ref = now > ref ? now : ref;
+	else if (ph->sent_all_us > ref)
+		ref = ph->sent_all_us;
+	limit = ref + (double)absent - (double)t_c;
+	if (limit < ref + OR_REPAIR_ROUNDS * wait_us(b))
+		limit = ref + OR_REPAIR_ROUNDS * wait_us(b);
+	return limit < end ? limit : end;
+}
+
+/*
  * When repair of a begun phase must be over, on or_now_us()'s clock; requests stop, and early
  * timeout stops waiting for their answers, a round trip before.  By the phase's deadline;
  * and, when this rank sends in the next phase, a normal phase's length (t_C) before its
@@ -187,7 +214,11 @@ static double repair_end_us(struct or_bounded *b, struct or_bounded_op *op, unsi
 	double begun, next_end;
 	uint64_t t_c, absent = or_tmo_absent_us(&b->tmo, op->c->count * op->c->esize, &t_c);
 
-	if (!absent || phase + 1 >= op->nphases || !sends_in(op, phase + 1))
+	if (!absent)
+		return end;
+	if (phase + 1 >= op->nphases)
+		return final_repair_end(b, op, phase, now, end);
+	if (!sends_in(op, phase + 1))
 		return end;
 	begun = next_begun_us(op, phase);
 	if (begun && (!ph->sent_all || begun < ph->sent_all_us))
