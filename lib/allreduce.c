@@ -333,20 +333,6 @@ int or_comm_wait_activity(optireduce_comm_t *comm, int timeout_ms)
 	return ret;
 }
 
-double or_comm_spin_us(const optireduce_comm_t *comm)
-{
-	const optireduce_req_t *head = comm->head;
-	const struct or_params *p = &comm->params;
-	uint64_t small = (uint64_t)or_param_int(p, OR_P_SPIN_SMALL_BYTES);
-
-	if (head && head->coll.bounded)
-		return (double)or_param_int(p, OR_P_BOUNDED_SPIN_US);
-	/* Small operations wait a round trip or two: spinning through it beats a wake-up. */
-	if (head && small && (uint64_t)(head->coll.count * head->coll.esize) <= small)
-		return (double)or_param_int(p, OR_P_SPIN_SMALL_US);
-	return (double)or_param_int(p, OR_P_SPIN_US);
-}
-
 int or_op_post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                enum optireduce_dtype dtype, enum optireduce_op op, unsigned flags,
                optireduce_req_t **req)

@@ -3,11 +3,26 @@
  * optireduce_comm_progress: the whole communicator progressed from one call, for callers
  * with several operations in flight that complete in any order (a thread serving many
  * requests, a language binding).  It waits like optireduce_wait when nothing moves: a
- * short spin, then the kernel (docs/design.md, "Operations in flight").
+ * short spin, then the kernel (docs/design.md, "Operations in flight"); how long any
+ * waiter spins is decided here too (or_comm_spin_us).
  */
 #include <sched.h>
 
 #include "internal.h"
+
+double or_comm_spin_us(const optireduce_comm_t *comm)
+{
+	const optireduce_req_t *head = comm->head;
+	const struct or_params *p = &comm->params;
+	uint64_t small = (uint64_t)or_param_int(p, OR_P_SPIN_SMALL_BYTES);
+
+	if (head && head->coll.bounded)
+		return (double)or_param_int(p, OR_P_BOUNDED_SPIN_US);
+	/* Small operations wait a round trip or two: spinning through it beats a wake-up. */
+	if (head && small && (uint64_t)(head->coll.count * head->coll.esize) <= small)
+		return (double)or_param_int(p, OR_P_SPIN_SMALL_US);
+	return (double)or_param_int(p, OR_P_SPIN_US);
+}
 
 /* Operations not yet completed: the running ones and those queued behind them. */
 static unsigned pending_ops(const optireduce_comm_t *comm)
