@@ -7,10 +7,8 @@
  * every rank drops 90 % of its data packets (not a phase's last ones), repair requests and
  * resends: each phase's requests run out (4 rounds a sender, gaps as arrivals show them)
  * or reach the time peers stop waiting, and the operation must return within about 1.5
- * clean ones, not after the 1.6 s its deadlines allow.  The final phase's own limit
- * (repair.c, final_repair_end) binds only where answers keep trickling in, as under a
- * burst of cross traffic: injected loss spares last packets and does not make that.  A
- * rank descheduled for 100 ms can spoil a trial: 3 trials.
+ * clean ones, not after the 1.6 s its deadlines allow.  A rank descheduled for 100 ms
+ * can spoil a trial: 3 trials.
  */
 #include <stdlib.h>
 #include <string.h>
