@@ -33,35 +33,12 @@
 
 #include "bench_util.h"
 #include "dtype_value.h"
+#include "optireduce_bench.h"
 #include "optireduce_mpi.h"
-
-#define MAX_PARAMS 64
 
 /* IMPL_OURS_B: a second communicator with --compare-param, timed alternately with the first. */
 enum impl { IMPL_OURS, IMPL_OURS_B, IMPL_MPI, IMPL_COUNT };
 static const char *impl_name[] = {"optireduce", "optireduce-b", "mpi"};
-
-struct options {
-	struct bench_counts n; /* sizes, counts, -f */
-	enum optireduce_dtype dtype;
-	enum optireduce_op op;
-	enum optireduce_mode mode;
-	const char *algorithm;
-	const char *params[MAX_PARAMS];
-	int nparams;
-	const char *bparams[MAX_PARAMS]; /* --compare-param: variant B's changes */
-	int nbparams;
-	int baseline_mpi; /* also time MPI_Allreduce */
-	int only_mpi;     /* time MPI_Allreduce only */
-	int mpi_bounded;  /* MPI_Allreduce may answer with estimates (the interposer, bounded) */
-	const char *csv;
-	/* --delay RANK:US:PROB, a compute straggler outside the timed call */
-	int delay_rank;
-	long delay_us;
-	double delay_prob;
-	/* --sync-start MS: ranks start each iteration together at a CLOCK_REALTIME time */
-	long sync_ms;
-};
 
 /* Per size and implementation, on rank 0 after the MAX reduction. */
 struct result {
@@ -71,405 +48,12 @@ struct result {
 	double cpu_ms;        /* CPU time of a rank's process per timed call, mean over ranks */
 };
 
-static int rank, nranks;
+int ob_rank, ob_nranks;
 static struct bench_progress prog;
-
-static void die(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, "optireduce_bench: rank %d: ", rank);
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fputc('\n', stderr);
-	fflush(stderr);
-	MPI_Abort(MPI_COMM_WORLD, 1);
-	exit(1);
-}
-
-/* Only rank 0 reports usage errors; everyone leaves. */
-static void usage_error(const char *fmt, ...)
-{
-	va_list ap;
-
-	if (rank == 0) {
-		fprintf(stderr, "optireduce_bench: ");
-		va_start(ap, fmt);
-		vfprintf(stderr, fmt, ap);
-		va_end(ap);
-		fprintf(stderr, " (-h for help)\n");
-	}
-	MPI_Finalize();
-	exit(1);
-}
-
-static void usage(void)
-{
-	if (rank != 0)
-		return;
-	printf("usage: optireduce_bench [options]\n");
-	bench_counts_usage(stdout);
-	printf("  -d, --type DTYPE           float (default), double, float16, bfloat16, int, "
-	       "int8, uint8, int32, uint32, int64, uint64\n"
-	       "  -o, --op OP                sum (default), prod, min, max, avg\n"
-	       "      --mode exact|bounded   liboptireduce mode (default: "
-	       "OPTIREDUCE_MODE, else exact)\n"
-	       "      --algorithm NAME       algorithm or tune string (param 'algorithm')\n"
-	       "      --param NAME=VALUE     set a liboptireduce parameter; repeatable\n"
-	       "      --compare-param NAME=VALUE\n"
-	       "                             also time variant B, a second communicator with "
-	       "this\n"
-	       "                             parameter changed (repeatable), alternating "
-	       "with A\n"
-	       "                             every iteration: an A/B test under the same "
-	       "conditions\n"
-	       "      --baseline mpi         also time MPI_Allreduce, interleaved per size\n"
-	       "      --only mpi             time MPI_Allreduce only\n"
-	       "      --mpi-bounded          MPI_Allreduce may be served bounded (under the "
-	       "interposer with\n"
-	       "                             OPTIREDUCE_PMPI_BOUNDED): its results are "
-	       "checked as estimates\n"
-	       "      --csv FILE             every iteration's latency: "
-	       "impl,size,iter,latency_us\n"
-	       "      --delay RANK:US:PROB   a straggler: RANK sleeps US microseconds "
-	       "before its call,\n"
-	       "                             untimed, in a fraction PROB of the "
-	       "iterations (the same\n"
-	       "                             ones for every implementation)\n"
-	       "      --sync-start MS        after the barrier, rank 0 sets a start time MS "
-	       "ms ahead\n"
-	       "                             and every rank starts then (CLOCK_REALTIME: one "
-	       "machine,\n"
-	       "                             or clocks synchronised far better than the "
-	       "latency); a\n"
-	       "                             barrier's exit skew (a lost TCP segment: 200 ms) "
-	       "is then\n"
-	       "                             not timed; ranks that missed the start are "
-	       "counted\n"
-	       "  -h, --help                 this text\n");
-}
-
-static const struct {
-	const char *name;
-	enum optireduce_dtype dt;
-} dtype_names[] = {
-    {"float", OPTIREDUCE_FLOAT32},     {"float32", OPTIREDUCE_FLOAT32},
-    {"double", OPTIREDUCE_FLOAT64},    {"float64", OPTIREDUCE_FLOAT64},
-    {"float16", OPTIREDUCE_FLOAT16},   {"half", OPTIREDUCE_FLOAT16},
-    {"bfloat16", OPTIREDUCE_BFLOAT16}, {"bf16", OPTIREDUCE_BFLOAT16},
-    {"int", OPTIREDUCE_INT32},         {"int32", OPTIREDUCE_INT32},
-    {"uint32", OPTIREDUCE_UINT32},     {"int8", OPTIREDUCE_INT8},
-    {"char", OPTIREDUCE_INT8},         {"uint8", OPTIREDUCE_UINT8},
-    {"int64", OPTIREDUCE_INT64},       {"long", OPTIREDUCE_INT64},
-    {"uint64", OPTIREDUCE_UINT64},
-};
-
-static void parse_args(int argc, char **argv, struct options *o)
-{
-	enum {
-		O_MODE = 256,
-		O_ALG,
-		O_PARAM,
-		O_BASELINE,
-		O_ONLY,
-		O_MPI_BOUNDED,
-		O_CSV,
-		O_DELAY,
-		O_SYNC,
-		O_COMPARE
-	};
-	static const struct option longs[] = {
-	    BENCH_COUNT_LONG_OPTIONS,
-	    {"type", required_argument, NULL, 'd'},
-	    {"op", required_argument, NULL, 'o'},
-	    {"help", no_argument, NULL, 'h'},
-	    {"mode", required_argument, NULL, O_MODE},
-	    {"algorithm", required_argument, NULL, O_ALG},
-	    {"param", required_argument, NULL, O_PARAM},
-	    {"baseline", required_argument, NULL, O_BASELINE},
-	    {"only", required_argument, NULL, O_ONLY},
-	    {"mpi-bounded", no_argument, NULL, O_MPI_BOUNDED},
-	    {"csv", required_argument, NULL, O_CSV},
-	    {"delay", required_argument, NULL, O_DELAY},
-	    {"sync-start", required_argument, NULL, O_SYNC},
-	    {"compare-param", required_argument, NULL, O_COMPARE},
-	    {NULL, 0, NULL, 0},
-	};
-	char err[160];
-	int c;
-
-	memset(o, 0, sizeof(*o));
-	bench_counts_init(&o->n);
-	o->dtype = OPTIREDUCE_FLOAT32;
-	o->op = OPTIREDUCE_SUM;
-	o->mode = OPTIREDUCE_MODE_DEFAULT;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, BENCH_COUNT_SHORT_OPTIONS "d:o:h", longs, NULL)) !=
-	       -1) {
-		int taken = bench_counts_option(&o->n, c, optarg, err, sizeof(err));
-
-		if (taken < 0)
-			usage_error("%s", err);
-		if (taken)
-			continue;
-		switch (c) {
-		case 'd': {
-			size_t k, n = sizeof(dtype_names) / sizeof(dtype_names[0]);
-			for (k = 0; k < n; k++)
-				if (strcasecmp(optarg, dtype_names[k].name) == 0)
-					break;
-			if (k == n)
-				usage_error("unknown datatype '%s'", optarg);
-			o->dtype = dtype_names[k].dt;
-			break;
-		}
-		case 'o': {
-			int k;
-			for (k = 0; k < OPTIREDUCE_OP_COUNT; k++)
-				if (strcasecmp(optarg, optireduce_op_name((enum optireduce_op)k)) ==
-				    0)
-					break;
-			if (k == OPTIREDUCE_OP_COUNT)
-				usage_error("unknown operation '%s'", optarg);
-			o->op = (enum optireduce_op)k;
-			break;
-		}
-		case O_MODE:
-			if (strcasecmp(optarg, "exact") == 0)
-				o->mode = OPTIREDUCE_MODE_EXACT;
-			else if (strcasecmp(optarg, "bounded") == 0)
-				o->mode = OPTIREDUCE_MODE_BOUNDED;
-			else
-				usage_error("--mode wants exact or bounded, not '%s'", optarg);
-			break;
-		case O_ALG:
-			o->algorithm = optarg;
-			break;
-		case O_PARAM:
-			if (!strchr(optarg, '=') || optarg[0] == '=')
-				usage_error("--param wants NAME=VALUE, not '%s'", optarg);
-			if (o->nparams == MAX_PARAMS)
-				usage_error("too many --param");
-			o->params[o->nparams++] = optarg;
-			break;
-		case O_COMPARE:
-			if (!strchr(optarg, '=') || optarg[0] == '=')
-				usage_error("--compare-param wants NAME=VALUE, not '%s'", optarg);
-			if (o->nbparams == MAX_PARAMS)
-				usage_error("too many --compare-param");
-			o->bparams[o->nbparams++] = optarg;
-			break;
-		case O_BASELINE:
-			if (strcasecmp(optarg, "mpi") != 0)
-				usage_error("--baseline: only 'mpi' is known, not '%s'", optarg);
-			o->baseline_mpi = 1;
-			break;
-		case O_ONLY:
-			if (strcasecmp(optarg, "mpi") != 0)
-				usage_error("--only: only 'mpi' is known, not '%s'", optarg);
-			o->only_mpi = 1;
-			break;
-		case O_MPI_BOUNDED:
-			o->mpi_bounded = 1;
-			break;
-		case O_CSV:
-			o->csv = optarg;
-			break;
-		case O_DELAY: {
-			char tail;
-			if (sscanf(optarg, "%d:%ld:%lf%c", &o->delay_rank, &o->delay_us,
-			           &o->delay_prob, &tail) != 3 ||
-			    o->delay_rank < 0 || o->delay_us < 0 || !(o->delay_prob >= 0) ||
-			    o->delay_prob > 1)
-				usage_error(
-				    "--delay wants RANK:US:PROB (e.g. 3:900000:0.1), not '%s'",
-				    optarg);
-			break;
-		}
-		case O_SYNC: {
-			char *end;
-			errno = 0;
-			o->sync_ms = strtol(optarg, &end, 10);
-			if (errno || *end || end == optarg || o->sync_ms < 1 || o->sync_ms > 60000)
-				usage_error(
-				    "--sync-start wants milliseconds in [1, 60000], not '%s'",
-				    optarg);
-			break;
-		}
-		case 'h':
-			usage();
-			MPI_Finalize();
-			exit(0);
-		default:
-			if (optopt)
-				usage_error("bad or incomplete option '-%c'", optopt);
-			usage_error("unknown option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		usage_error("unexpected argument '%s'", argv[optind]);
-	if (o->delay_us > 0 && o->delay_rank >= nranks)
-		usage_error("--delay: rank %d, but only %d ranks", o->delay_rank, nranks);
-	if (o->only_mpi)
-		o->baseline_mpi = 0;
-	if (o->only_mpi && o->nbparams)
-		usage_error("--compare-param compares two liboptireduce communicators, not with "
-		            "--only mpi");
-	if (bench_counts_finish(&o->n, err, sizeof(err)))
-		usage_error("%s", err);
-}
-
-static MPI_Datatype mpi_dtype(enum optireduce_dtype dt)
-{
-	switch (dt) {
-	case OPTIREDUCE_INT8:
-		return MPI_INT8_T;
-	case OPTIREDUCE_UINT8:
-		return MPI_UINT8_T;
-	case OPTIREDUCE_INT32:
-		return MPI_INT32_T;
-	case OPTIREDUCE_UINT32:
-		return MPI_UINT32_T;
-	case OPTIREDUCE_INT64:
-		return MPI_INT64_T;
-	case OPTIREDUCE_UINT64:
-		return MPI_UINT64_T;
-	case OPTIREDUCE_FLOAT32:
-		return MPI_FLOAT;
-	case OPTIREDUCE_FLOAT64:
-		return MPI_DOUBLE;
-	default:
-		return MPI_DATATYPE_NULL; /* no MPI half types in MPI 3 */
-	}
-}
-
-/* MPI has no AVG: the baseline runs SUM, which costs the same minus a divide. */
-static MPI_Op mpi_op(enum optireduce_op op)
-{
-	switch (op) {
-	case OPTIREDUCE_PROD:
-		return MPI_PROD;
-	case OPTIREDUCE_MIN:
-		return MPI_MIN;
-	case OPTIREDUCE_MAX:
-		return MPI_MAX;
-	default:
-		return MPI_SUM;
-	}
-}
-
-static int is_float(enum optireduce_dtype dt)
-{
-	return dt == OPTIREDUCE_FLOAT16 || dt == OPTIREDUCE_BFLOAT16 || dt == OPTIREDUCE_FLOAT32 ||
-	       dt == OPTIREDUCE_FLOAT64;
-}
-
-/*
- * Known inputs, small integers so every sum, product, min and max is exact
- * in every dtype: SUM is at most 3 * nranks (int8 holds it up to 42 ranks),
- * PROD is 2 (one rank contributes 2, the others 1).
- */
-static double input(int r, size_t i, enum optireduce_op op)
-{
-	if (op == OPTIREDUCE_PROD)
-		return (int)(i % (size_t)nranks) == r ? 2 : 1;
-	return (double)((i + (size_t)r * 3) % 4);
-}
-
-static double expected(size_t i, enum optireduce_op op)
-{
-	double acc = input(0, i, op);
-
-	for (int r = 1; r < nranks; r++) {
-		double v = input(r, i, op);
-		switch (op) {
-		case OPTIREDUCE_PROD:
-			acc *= v;
-			break;
-		case OPTIREDUCE_MIN:
-			acc = v < acc ? v : acc;
-			break;
-		case OPTIREDUCE_MAX:
-			acc = v > acc ? v : acc;
-			break;
-		default:
-			acc += v;
-			break;
-		}
-	}
-	return op == OPTIREDUCE_AVG ? acc / nranks : acc;
-}
-
-/* Relative precision of a dtype, for AVG (the only inexact case) and bounded mode. */
-static double dtype_eps(enum optireduce_dtype dt)
-{
-	switch (dt) {
-	case OPTIREDUCE_FLOAT16:
-		return ldexp(1, -10);
-	case OPTIREDUCE_BFLOAT16:
-		return ldexp(1, -7);
-	case OPTIREDUCE_FLOAT32:
-		return ldexp(1, -23);
-	case OPTIREDUCE_FLOAT64:
-		return ldexp(1, -52);
-	default:
-		return 0.5; /* integer AVG truncates */
-	}
-}
-
-/*
- * Checks this rank's result for a size against the known inputs.  Exact
- * results must match (AVG within rounding); a bounded result is an estimate,
- * so there only non-finite values or a relative L2 error beyond what the data
- * lost explains fail.
- * Returns 0 or 1, and sets *rel_err.
- */
-static int validate(const void *rbuf, size_t count, const struct options *o, enum optireduce_op op,
-                    int bounded, double loss, double *rel_err)
-{
-	/* The estimator's relative error energy is about 2 loss / (1 - loss) per contribution
-	 * lost (transpose); a result far beyond that is wrong, not unlucky. */
-	double limit = 1.0 + 4.0 * sqrt(2.0 * nranks * loss / (1.0 - (loss < 0.99 ? loss : 0.99)));
-	double num = 0, den = 0, tol = op == OPTIREDUCE_AVG ? 2 * dtype_eps(o->dtype) : 0;
-	size_t nonfinite = 0, first_nonfinite = 0;
-	int bad = 0;
-
-	for (size_t i = 0; i < count; i++) {
-		double want = expected(i, op), got = dtype_load(rbuf, i, o->dtype);
-		if (!isfinite(got)) {
-			if (!nonfinite++)
-				first_nonfinite = i;
-			bad = 1;
-			continue;
-		}
-		num += (got - want) * (got - want);
-		den += want * want;
-		if (!bounded && fabs(got - want) > tol * (fabs(want) + 1)) {
-			if (!bad)
-				fprintf(stderr,
-				        "optireduce_bench: rank %d: wrong result at element %zu "
-				        "of %zu: %g, expected %g\n",
-				        rank, i, count, got, want);
-			bad = 1;
-		}
-	}
-	*rel_err = den > 0 ? sqrt(num / den) : sqrt(num);
-	if (bounded && *rel_err > limit)
-		bad = 1;
-	/* Bounded results are only checked in bulk; say how they were wrong. */
-	if (bad && bounded)
-		fprintf(
-		    stderr,
-		    "optireduce_bench: rank %d: bounded result: relative L2 error %g (limit %g), "
-		    "%zu of %zu elements not finite (first at %zu)\n",
-		    rank, *rel_err, limit, nonfinite, count, first_nonfinite);
-	return bad;
-}
 
 static void progress(const char *what, size_t size, long it, long total)
 {
-	if (rank == 0)
+	if (ob_rank == 0)
 		bench_progress_note(&prog, what, size, it, total);
 }
 
@@ -505,7 +89,7 @@ static int straggles(const struct options *o, long it)
 {
 	uint64_t x = (uint64_t)it * 0x9e3779b97f4a7c15ull + 0x2545f4914f6cdd1dull;
 
-	if (rank != o->delay_rank || o->delay_us <= 0 || o->delay_prob <= 0)
+	if (ob_rank != o->delay_rank || o->delay_us <= 0 || o->delay_prob <= 0)
 		return 0;
 	x ^= x >> 30;
 	x *= 0xbf58476d1ce4e5b9ull;
@@ -535,11 +119,11 @@ static void sleeping_barrier(long sync_ms)
 	int done = 0;
 
 	if (MPI_Ibarrier(MPI_COMM_WORLD, &req) != MPI_SUCCESS)
-		die("MPI_Ibarrier failed");
+		ob_die("MPI_Ibarrier failed");
 	for (;;) {
 		struct timespec ts = {0, sleep_us * 1000};
 		if (MPI_Test(&req, &done, MPI_STATUS_IGNORE) != MPI_SUCCESS)
-			die("MPI_Test failed");
+			ob_die("MPI_Test failed");
 		if (done)
 			break;
 		nanosleep(&ts, NULL);
@@ -554,7 +138,7 @@ static int sync_start(long ms)
 	struct timespec now, at;
 	int64_t start_ns = 0;
 
-	if (rank == 0) {
+	if (ob_rank == 0) {
 		clock_gettime(CLOCK_REALTIME, &now);
 		start_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec + (int64_t)ms * 1000000;
 	}
@@ -606,8 +190,8 @@ static void time_one(struct bench *b, enum impl impl, size_t size, long it, long
 		                           count, o->dtype, o->op, &st);
 		t1 = bench_now_s();
 		if (ret)
-			die("%s(%zu bytes, iteration %ld) failed: %s", impl_name[impl], size, it,
-			    optireduce_strerror(ret));
+			ob_die("%s(%zu bytes, iteration %ld) failed: %s", impl_name[impl], size, it,
+			       optireduce_strerror(ret));
 		double got = (double)(st.elements_received[0] + st.elements_received[1]);
 		double want = (double)(st.elements_expected[0] + st.elements_expected[1]);
 		if (it >= warmup && b->bounded) {
@@ -619,12 +203,12 @@ static void time_one(struct bench *b, enum impl impl, size_t size, long it, long
 		if (b->bounded && want > 0)
 			t->last_loss = 1.0 - got / want;
 	} else {
-		ret = MPI_Allreduce(b->sbuf, b->rbuf[impl], (int)count, mpi_dtype(o->dtype),
-		                    mpi_op(o->op), MPI_COMM_WORLD);
+		ret = MPI_Allreduce(b->sbuf, b->rbuf[impl], (int)count, ob_mpi_dtype(o->dtype),
+		                    ob_mpi_op(o->op), MPI_COMM_WORLD);
 		t1 = bench_now_s();
 		if (ret != MPI_SUCCESS)
-			die("MPI_Allreduce(%zu bytes, iteration %ld) failed: error %d", size, it,
-			    ret);
+			ob_die("MPI_Allreduce(%zu bytes, iteration %ld) failed: error %d", size, it,
+			       ret);
 	}
 	if (it >= warmup) {
 		b->lat[impl][it - warmup] = (t1 - t0) * 1e6;
@@ -645,12 +229,12 @@ static void summarize(struct bench *b, enum impl impl, size_t size, long iters,
 	/* The inputs never change, so the last result must be the known sum; a bounded one
 	 * within what the data lost in that operation (on any rank) can explain. */
 	MPI_Allreduce(&t->last_loss, &max_loss, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-	bad = validate(b->rbuf[impl], count, o,
-	               impl == IMPL_MPI && o->op == OPTIREDUCE_AVG ? OPTIREDUCE_SUM : o->op,
-	               impl == IMPL_MPI ? o->mpi_bounded : b->bounded, max_loss, &rel_err);
+	bad = ob_validate(b->rbuf[impl], count, o->dtype,
+	                  impl == IMPL_MPI && o->op == OPTIREDUCE_AVG ? OPTIREDUCE_SUM : o->op,
+	                  impl == IMPL_MPI ? o->mpi_bounded : b->bounded, max_loss, &rel_err);
 	MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 	if (anybad) {
-		if (rank == 0)
+		if (ob_rank == 0)
 			fprintf(stderr,
 			        "optireduce_bench: %s: result at %zu bytes is wrong on some rank; "
 			        "not reporting\n",
@@ -662,9 +246,9 @@ static void summarize(struct bench *b, enum impl impl, size_t size, long iters,
 	MPI_Reduce(t->sums, tot, 4, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
 	MPI_Reduce(&t->late_starts, &total_late, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
 	MPI_Reduce(&t->cpu_s, &cpu, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-	if (rank != 0)
+	if (ob_rank != 0)
 		return;
-	res->cpu_ms = iters > 0 ? 1e3 * cpu / ((double)nranks * (double)iters) : 0;
+	res->cpu_ms = iters > 0 ? 1e3 * cpu / ((double)ob_nranks * (double)iters) : 0;
 	if (total_late)
 		printf("# %s, %zu bytes: %ld rank-iterations reached the synchronised start "
 		       "late (raise --sync-start)\n",
@@ -727,7 +311,7 @@ static void print_header(const struct options *o, optireduce_comm_t *comm)
 			       optireduce_comm_provider(comm, OPTIREDUCE_MODE_BOUNDED));
 		printf(", libfabric %s\n", optireduce_libfabric_version());
 	}
-	printf("# Ranks: %d, dtype %s, op %s", nranks, optireduce_dtype_name(o->dtype),
+	printf("# Ranks: %d, dtype %s, op %s", ob_nranks, optireduce_dtype_name(o->dtype),
 	       optireduce_op_name(o->op));
 	if (comm) {
 		char alg[256] = "?";
@@ -804,12 +388,12 @@ static void set_ctx_params(optireduce_ctx_t *ctx, const char *const *params, int
 		int ret;
 
 		if (len >= sizeof(name))
-			usage_error("parameter name too long in '%s'", params[k]);
+			ob_usage_error("parameter name too long in '%s'", params[k]);
 		memcpy(name, params[k], len);
 		name[len] = '\0';
 		ret = optireduce_ctx_set_param(ctx, name, eq + 1);
 		if (ret)
-			usage_error("%s %s: %s", option, params[k], optireduce_strerror(ret));
+			ob_usage_error("%s %s: %s", option, params[k], optireduce_strerror(ret));
 	}
 }
 
@@ -824,11 +408,11 @@ static void create_variant_b(const struct options *o, optireduce_ctx_t *ctx, str
 	set_ctx_params(ctx, o->bparams, o->nbparams, "--compare-param");
 	ret = optireduce_comm_from_mpi_mode(ctx, MPI_COMM_WORLD, o->mode, &b->comm[1]);
 	if (ret)
-		die("communicator B creation failed: %s", optireduce_strerror(ret));
+		ob_die("communicator B creation failed: %s", optireduce_strerror(ret));
 	if (o->algorithm) {
 		ret = optireduce_comm_set_param(b->comm[1], "algorithm", o->algorithm);
 		if (ret)
-			die("--algorithm %s on B: %s", o->algorithm, optireduce_strerror(ret));
+			ob_die("--algorithm %s on B: %s", o->algorithm, optireduce_strerror(ret));
 	}
 }
 
@@ -843,8 +427,7 @@ static void print_ab(const struct options *o, size_t size, const struct result *
 }
 
 /* CPU per call and rank, a comment line: tables that parse the rows skip it. */
-static void print_cpu(const struct options *o, size_t size, const struct result *res,
-                      int have_b)
+static void print_cpu(const struct options *o, size_t size, const struct result *res, int have_b)
 {
 	printf("# CPU at %zu, ms per call and rank:", size);
 	if (!o->only_mpi)
@@ -862,9 +445,145 @@ static void *alloc_buf(size_t bytes)
 	void *p = NULL;
 
 	if (posix_memalign(&p, 4096, bytes ? bytes : 1))
-		die("cannot allocate %zu bytes", bytes);
+		ob_die("cannot allocate %zu bytes", bytes);
 	memset(p, 0, bytes);
 	return p;
+}
+
+/* The library falls back to auto on an unknown name: measure what was asked, or stop. */
+static void check_algorithm_name(const char *algorithm)
+{
+	const char *name;
+	int id = 0;
+
+	if (!algorithm || strchr(algorithm, ':') || strcasecmp(algorithm, "auto") == 0)
+		return;
+	while ((name = optireduce_algorithm_name(id)) && strcasecmp(name, algorithm) != 0)
+		id++;
+	if (name)
+		return;
+	if (ob_rank == 0) {
+		fprintf(stderr, "optireduce_bench: unknown algorithm '%s'; known:", algorithm);
+		for (id = 0; (name = optireduce_algorithm_name(id)); id++)
+			fprintf(stderr, " %s", name);
+		fprintf(stderr, "\n");
+	}
+	MPI_Finalize();
+	exit(1);
+}
+
+/* Communicator A (and B with --compare-param) on a new context, which it returns. */
+static optireduce_ctx_t *create_comms(struct options *o, struct bench *b)
+{
+	optireduce_ctx_t *ctx = NULL;
+	int ret;
+
+	check_algorithm_name(o->algorithm);
+	ret = optireduce_init(OPTIREDUCE_API_VERSION, &ctx);
+	if (ret)
+		ob_die("optireduce_init: %s", optireduce_strerror(ret));
+	set_ctx_params(ctx, o->params, o->nparams, "--param");
+	ret = optireduce_comm_from_mpi_mode(ctx, MPI_COMM_WORLD, o->mode, &b->comm[0]);
+	if (ret)
+		ob_die("communicator creation (mode %s) failed: %s",
+		       o->mode == OPTIREDUCE_MODE_BOUNDED ? "bounded" : "default/exact",
+		       optireduce_strerror(ret));
+	if (o->algorithm) {
+		ret = optireduce_comm_set_param(b->comm[0], "algorithm", o->algorithm);
+		if (ret)
+			ob_die("--algorithm %s: %s", o->algorithm, optireduce_strerror(ret));
+	}
+	if (o->mode == OPTIREDUCE_MODE_DEFAULT) {
+		char m[32] = "";
+		optireduce_comm_get_param(b->comm[0], "mode", m, sizeof(m), NULL);
+		o->mode =
+		    strcasecmp(m, "bounded") == 0 ? OPTIREDUCE_MODE_BOUNDED : OPTIREDUCE_MODE_EXACT;
+	}
+	b->bounded = o->mode == OPTIREDUCE_MODE_BOUNDED && ob_is_float(o->dtype) &&
+	             (o->op == OPTIREDUCE_SUM || o->op == OPTIREDUCE_AVG);
+	if (o->nbparams)
+		create_variant_b(o, ctx, b);
+	return ctx;
+}
+
+/* The send buffer with this rank's inputs, a result buffer and latency arrays per way,
+ * and the CSV file. */
+static void alloc_bench(const struct options *o, struct bench *b, size_t maxcount)
+{
+	size_t esize = optireduce_dtype_size(o->dtype);
+	long maxiters = o->n.iters > o->n.iters_large ? o->n.iters : o->n.iters_large;
+
+	b->sbuf = alloc_buf(maxcount * esize);
+	for (size_t i = 0; i < maxcount; i++)
+		dtype_store(b->sbuf, i, o->dtype, ob_input(ob_rank, i, o->op));
+	for (int k = 0; k < IMPL_COUNT; k++) {
+		if (k == IMPL_OURS_B && !b->comm[1])
+			continue;
+		b->rbuf[k] = alloc_buf(maxcount * esize);
+		b->lat[k] = calloc((size_t)maxiters, sizeof(double));
+		b->start[k] = calloc((size_t)maxiters, sizeof(double));
+		if (!b->lat[k] || !b->start[k])
+			ob_die("out of memory");
+	}
+	b->maxlat = calloc((size_t)maxiters, sizeof(double));
+	if (!b->maxlat)
+		ob_die("out of memory");
+	if (ob_rank == 0 && o->csv) {
+		b->csv = fopen(o->csv, "w");
+		if (!b->csv)
+			ob_die("cannot write %s: %s", o->csv, strerror(errno));
+		fprintf(b->csv, "impl,size,iter,latency_us,start_s\n");
+	}
+}
+
+/* One size: the ways timed, then (rank 0) their rows. */
+static void bench_size(struct bench *b, size_t size)
+{
+	static const enum impl ours[] = {IMPL_OURS, IMPL_OURS_B}, mpi[] = {IMPL_MPI};
+	const struct options *o = b->o;
+	struct result res[IMPL_COUNT];
+	const struct result *base = o->baseline_mpi ? &res[IMPL_MPI] : NULL;
+
+	if (size / optireduce_dtype_size(o->dtype) > (size_t)INT32_MAX &&
+	    (o->baseline_mpi || o->only_mpi))
+		ob_die("%zu bytes: too many elements for MPI_Allreduce's int count", size);
+	if (o->only_mpi) {
+		run_size(b, mpi, 1, size, res);
+		if (ob_rank == 0) {
+			print_row(o, NULL, size, &res[IMPL_MPI], NULL);
+			print_cpu(o, size, res, 0);
+		}
+		return;
+	}
+	run_size(b, ours, b->comm[1] ? 2 : 1, size, res);
+	if (o->baseline_mpi)
+		run_size(b, mpi, 1, size, res);
+	if (ob_rank == 0) {
+		print_row(o, NULL, size, &res[IMPL_OURS], base);
+		if (b->comm[1])
+			print_ab(o, size, &res[IMPL_OURS], &res[IMPL_OURS_B], base);
+		print_cpu(o, size, res, b->comm[1] != NULL);
+	}
+}
+
+static void free_bench(struct bench *b, optireduce_ctx_t *ctx)
+{
+	int ret;
+
+	if (b->csv)
+		fclose(b->csv);
+	for (int k = 0; k < 2; k++)
+		if (b->comm[k] && (ret = optireduce_comm_destroy(b->comm[k])))
+			ob_die("optireduce_comm_destroy: %s", optireduce_strerror(ret));
+	if (ctx && (ret = optireduce_finalize(ctx)))
+		ob_die("optireduce_finalize: %s", optireduce_strerror(ret));
+	free(b->sbuf);
+	for (int k = 0; k < IMPL_COUNT; k++) {
+		free(b->rbuf[k]);
+		free(b->lat[k]);
+		free(b->start[k]);
+	}
+	free(b->maxlat);
 }
 
 int main(int argc, char **argv)
@@ -873,158 +592,44 @@ int main(int argc, char **argv)
 	struct bench b;
 	optireduce_ctx_t *ctx = NULL;
 	size_t esize, min, maxcount;
-	long maxiters;
-	int ret;
 
 	MPI_Init(&argc, &argv);
-	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-	MPI_Comm_size(MPI_COMM_WORLD, &nranks);
+	MPI_Comm_rank(MPI_COMM_WORLD, &ob_rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &ob_nranks);
 	bench_progress_init(&prog);
-	parse_args(argc, argv, &o);
+	ob_parse_args(argc, argv, &o);
 	memset(&b, 0, sizeof(b));
 	b.o = &o;
 
 	esize = optireduce_dtype_size(o.dtype);
-	if ((o.baseline_mpi || o.only_mpi) && mpi_dtype(o.dtype) == MPI_DATATYPE_NULL)
-		usage_error("MPI has no %s: no MPI baseline for it",
-		            optireduce_dtype_name(o.dtype));
-	/* Sums of the known inputs reach 3 * nranks. */
-	if ((o.op == OPTIREDUCE_SUM || o.op == OPTIREDUCE_AVG) &&
-	    ((o.dtype == OPTIREDUCE_INT8 && 3 * nranks > 127) ||
-	     (o.dtype == OPTIREDUCE_UINT8 && 3 * nranks > 255) ||
-	     (o.dtype == OPTIREDUCE_BFLOAT16 && 3 * nranks > 256) ||
-	     (o.dtype == OPTIREDUCE_FLOAT16 && 3 * nranks > 2048)))
-		usage_error("%d ranks: sums of the test inputs do not fit %s exactly", nranks,
-		            optireduce_dtype_name(o.dtype));
+	if ((o.baseline_mpi || o.only_mpi) && ob_mpi_dtype(o.dtype) == MPI_DATATYPE_NULL)
+		ob_usage_error("MPI has no %s: no MPI baseline for it",
+		               optireduce_dtype_name(o.dtype));
+	if (ob_inputs_overflow(o.dtype, o.op))
+		ob_usage_error("%d ranks: sums of the test inputs do not fit %s exactly", ob_nranks,
+		               optireduce_dtype_name(o.dtype));
 	/* Like OSU: sizes below one element start at one element. */
 	min = o.n.min_size < esize ? esize : o.n.min_size;
 	maxcount = o.n.max_size / esize;
 	if (maxcount == 0)
-		usage_error("-m: MAX %zu is smaller than one %s", o.n.max_size,
-		            optireduce_dtype_name(o.dtype));
+		ob_usage_error("-m: MAX %zu is smaller than one %s", o.n.max_size,
+		               optireduce_dtype_name(o.dtype));
 
-	if (!o.only_mpi) {
-		ret = optireduce_init(OPTIREDUCE_API_VERSION, &ctx);
-		if (ret)
-			die("optireduce_init: %s", optireduce_strerror(ret));
-		set_ctx_params(ctx, o.params, o.nparams, "--param");
-		ret = optireduce_comm_from_mpi_mode(ctx, MPI_COMM_WORLD, o.mode, &b.comm[0]);
-		if (ret)
-			die("communicator creation (mode %s) failed: %s",
-			    o.mode == OPTIREDUCE_MODE_BOUNDED ? "bounded" : "default/exact",
-			    optireduce_strerror(ret));
-		if (o.algorithm && !strchr(o.algorithm, ':') && strcasecmp(o.algorithm, "auto")) {
-			/* The library falls back to auto on an unknown name: measure what was
-			 * asked. */
-			int id = 0;
-			const char *name;
-			while ((name = optireduce_algorithm_name(id)) &&
-			       strcasecmp(name, o.algorithm) != 0)
-				id++;
-			if (!name) {
-				if (rank == 0) {
-					fprintf(stderr,
-					        "optireduce_bench: unknown algorithm '%s'; known:",
-					        o.algorithm);
-					for (id = 0; (name = optireduce_algorithm_name(id)); id++)
-						fprintf(stderr, " %s", name);
-					fprintf(stderr, "\n");
-				}
-				optireduce_comm_destroy(b.comm[0]);
-				optireduce_finalize(ctx);
-				MPI_Finalize();
-				return 1;
-			}
-		}
-		if (o.algorithm) {
-			ret = optireduce_comm_set_param(b.comm[0], "algorithm", o.algorithm);
-			if (ret)
-				die("--algorithm %s: %s", o.algorithm, optireduce_strerror(ret));
-		}
-		if (o.mode == OPTIREDUCE_MODE_DEFAULT) {
-			char m[32] = "";
-			optireduce_comm_get_param(b.comm[0], "mode", m, sizeof(m), NULL);
-			o.mode = strcasecmp(m, "bounded") == 0 ? OPTIREDUCE_MODE_BOUNDED
-			                                       : OPTIREDUCE_MODE_EXACT;
-		}
-		b.bounded = o.mode == OPTIREDUCE_MODE_BOUNDED && is_float(o.dtype) &&
-		            (o.op == OPTIREDUCE_SUM || o.op == OPTIREDUCE_AVG);
-		if (o.nbparams)
-			create_variant_b(&o, ctx, &b);
-	}
-
-	b.sbuf = alloc_buf(maxcount * esize);
-	for (size_t i = 0; i < maxcount; i++)
-		dtype_store(b.sbuf, i, o.dtype, input(rank, i, o.op));
-	maxiters = o.n.iters > o.n.iters_large ? o.n.iters : o.n.iters_large;
-	for (int k = 0; k < IMPL_COUNT; k++) {
-		if (k == IMPL_OURS_B && !b.comm[1])
-			continue;
-		b.rbuf[k] = alloc_buf(maxcount * esize);
-		b.lat[k] = calloc((size_t)maxiters, sizeof(double));
-		b.start[k] = calloc((size_t)maxiters, sizeof(double));
-		if (!b.lat[k] || !b.start[k])
-			die("out of memory");
-	}
-	b.maxlat = calloc((size_t)maxiters, sizeof(double));
-	if (!b.maxlat)
-		die("out of memory");
-	if (rank == 0 && o.csv) {
-		b.csv = fopen(o.csv, "w");
-		if (!b.csv)
-			die("cannot write %s: %s", o.csv, strerror(errno));
-		fprintf(b.csv, "impl,size,iter,latency_us,start_s\n");
-	}
-	if (rank == 0)
+	if (!o.only_mpi)
+		ctx = create_comms(&o, &b);
+	alloc_bench(&o, &b, maxcount);
+	if (ob_rank == 0)
 		print_header(&o, b.comm[0]);
-
 	for (size_t size = min; size <= o.n.max_size; size *= 2) {
-		static const enum impl ours[] = {IMPL_OURS, IMPL_OURS_B}, mpi[] = {IMPL_MPI};
-		struct result res[IMPL_COUNT];
-
-		if (size / esize > (size_t)INT32_MAX && (o.baseline_mpi || o.only_mpi))
-			die("%zu bytes: too many elements for MPI_Allreduce's int count", size);
-		if (o.only_mpi) {
-			run_size(&b, mpi, 1, size, res);
-			if (rank == 0) {
-				print_row(&o, NULL, size, &res[IMPL_MPI], NULL);
-				print_cpu(&o, size, res, 0);
-			}
-		} else {
-			const struct result *base = o.baseline_mpi ? &res[IMPL_MPI] : NULL;
-			run_size(&b, ours, b.comm[1] ? 2 : 1, size, res);
-			if (o.baseline_mpi)
-				run_size(&b, mpi, 1, size, res);
-			if (rank == 0) {
-				print_row(&o, NULL, size, &res[IMPL_OURS], base);
-				if (b.comm[1])
-					print_ab(&o, size, &res[IMPL_OURS], &res[IMPL_OURS_B],
-					         base);
-				print_cpu(&o, size, res, b.comm[1] != NULL);
-			}
-		}
+		bench_size(&b, size);
 		if (size > SIZE_MAX / 2)
 			break;
 	}
-
-	if (rank == 0) {
+	if (ob_rank == 0) {
 		bench_print_loadavg("at end");
 		fflush(stdout);
 	}
-	if (b.csv)
-		fclose(b.csv);
-	for (int k = 0; k < 2; k++)
-		if (b.comm[k] && (ret = optireduce_comm_destroy(b.comm[k])))
-			die("optireduce_comm_destroy: %s", optireduce_strerror(ret));
-	if (ctx && (ret = optireduce_finalize(ctx)))
-		die("optireduce_finalize: %s", optireduce_strerror(ret));
-	free(b.sbuf);
-	for (int k = 0; k < IMPL_COUNT; k++) {
-		free(b.rbuf[k]);
-		free(b.lat[k]);
-		free(b.start[k]);
-	}
-	free(b.maxlat);
+	free_bench(&b, ctx);
 	MPI_Finalize();
 	return 0;
 }

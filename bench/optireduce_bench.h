@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * optireduce_bench.h - what optireduce_bench's files share: its options, the errors that
+ * end it, and the known inputs its results are checked against.
+ */
+#ifndef OR_OPTIREDUCE_BENCH_H
+#define OR_OPTIREDUCE_BENCH_H
+
+#include <stddef.h>
+
+#include <mpi.h>
+
+#include "bench_util.h"
+#include "optireduce.h"
+
+#define MAX_PARAMS 64
+
+/* This process's rank and the number of ranks in MPI_COMM_WORLD, set once by main(). */
+extern int ob_rank, ob_nranks;
+
+struct options {
+	struct bench_counts n; /* sizes, counts, -f */
+	enum optireduce_dtype dtype;
+	enum optireduce_op op;
+	enum optireduce_mode mode;
+	const char *algorithm;
+	const char *params[MAX_PARAMS];
+	int nparams;
+	const char *bparams[MAX_PARAMS]; /* --compare-param: variant B's changes */
+	int nbparams;
+	int baseline_mpi; /* also time MPI_Allreduce */
+	int only_mpi;     /* time MPI_Allreduce only */
+	int mpi_bounded;  /* MPI_Allreduce may answer with estimates (the interposer, bounded) */
+	const char *csv;
+	/* --delay RANK:US:PROB, a compute straggler outside the timed call */
+	int delay_rank;
+	long delay_us;
+	double delay_prob;
+	/* --sync-start MS: ranks start each iteration together at a CLOCK_REALTIME time */
+	long sync_ms;
+};
+
+/* optireduce_bench_args.c */
+
+/* Prints "rank R: message" and aborts every rank. */
+void ob_die(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* Rank 0 prints the message and a hint to -h; every rank leaves with status 1. */
+void ob_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
+/* The command line into o, checked; a bad one ends the program with a message. */
+void ob_parse_args(int argc, char **argv, struct options *o);
+
+/* optireduce_bench_check.c */
+
+/* MPI's type for dt, MPI_DATATYPE_NULL when MPI has none (the 16-bit floats). */
+MPI_Datatype ob_mpi_dtype(enum optireduce_dtype dt);
+/* MPI's operation for op; AVG runs as SUM. */
+MPI_Op ob_mpi_op(enum optireduce_op op);
+int ob_is_float(enum optireduce_dtype dt);
+/* Rank r's input at element i. */
+double ob_input(int r, size_t i, enum optireduce_op op);
+/* 1 when the inputs' sums (up to 3 x ranks) do not fit dt exactly. */
+int ob_inputs_overflow(enum optireduce_dtype dt, enum optireduce_op op);
+int ob_validate(const void *rbuf, size_t count, enum optireduce_dtype dt, enum optireduce_op op,
+                int bounded, double loss, double *rel_err);
+
+#endif
