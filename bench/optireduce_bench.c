@@ -36,19 +36,8 @@
 #include "optireduce_bench.h"
 #include "optireduce_mpi.h"
 
-/* IMPL_OURS_B: a second communicator with --compare-param, timed alternately with the first. */
-enum impl { IMPL_OURS, IMPL_OURS_B, IMPL_MPI, IMPL_COUNT };
-static const char *impl_name[] = {"optireduce", "optireduce-b", "mpi"};
-
-/* Per size and implementation, on rank 0 after the MAX reduction. */
-struct result {
-	struct bench_stats t;
-	double lost_pct;      /* bounded mode: missing / expected contributions (whole blocks) */
-	double data_lost_pct; /* bounded mode: elements that did not arrive / expected */
-	double cpu_ms;        /* CPU time of a rank's process per timed call, mean over ranks */
-};
-
 int ob_rank, ob_nranks;
+const char *const ob_impl_name[IMPL_COUNT] = {"optireduce", "optireduce-b", "mpi"};
 static struct bench_progress prog;
 
 static void progress(const char *what, size_t size, long it, long total)
@@ -190,8 +179,8 @@ static void time_one(struct bench *b, enum impl impl, size_t size, long it, long
 		                           count, o->dtype, o->op, &st);
 		t1 = bench_now_s();
 		if (ret)
-			ob_die("%s(%zu bytes, iteration %ld) failed: %s", impl_name[impl], size, it,
-			       optireduce_strerror(ret));
+			ob_die("%s(%zu bytes, iteration %ld) failed: %s", ob_impl_name[impl], size,
+			       it, optireduce_strerror(ret));
 		double got = (double)(st.elements_received[0] + st.elements_received[1]);
 		double want = (double)(st.elements_expected[0] + st.elements_expected[1]);
 		if (it >= warmup && b->bounded) {
@@ -238,7 +227,7 @@ static void summarize(struct bench *b, enum impl impl, size_t size, long iters,
 			fprintf(stderr,
 			        "optireduce_bench: %s: result at %zu bytes is wrong on some rank; "
 			        "not reporting\n",
-			        impl_name[impl], size);
+			        ob_impl_name[impl], size);
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 
@@ -252,10 +241,10 @@ static void summarize(struct bench *b, enum impl impl, size_t size, long iters,
 	if (total_late)
 		printf("# %s, %zu bytes: %ld rank-iterations reached the synchronised start "
 		       "late (raise --sync-start)\n",
-		       impl_name[impl], size, total_late);
+		       ob_impl_name[impl], size, total_late);
 	if (b->csv) {
 		for (long it = 0; it < iters; it++)
-			bench_csv_row(b->csv, impl_name[impl], size, it, b->maxlat[it],
+			bench_csv_row(b->csv, ob_impl_name[impl], size, it, b->maxlat[it],
 			              &b->start[impl][it]);
 		fflush(b->csv);
 	}
@@ -284,97 +273,11 @@ static void run_size(struct bench *b, const enum impl *impls, int n, size_t size
 			enum impl impl = impls[(it + k) % n];
 			time_one(b, impl, size, it, warmup, &t[impl]);
 		}
-		progress(n > 1 ? "optireduce A and B" : impl_name[impls[0]], size, it + 1,
+		progress(n > 1 ? "optireduce A and B" : ob_impl_name[impls[0]], size, it + 1,
 		         warmup + iters);
 	}
 	for (int k = 0; k < n; k++)
 		summarize(b, impls[k], size, iters, &t[impls[k]], &res[impls[k]]);
-}
-
-static void print_header(const struct options *o, optireduce_comm_t *comm)
-{
-	char mpiver[MPI_MAX_LIBRARY_VERSION_STRING] = "";
-	int len = 0;
-	char *nl;
-
-	MPI_Get_library_version(mpiver, &len);
-	if ((nl = strchr(mpiver, '\n')))
-		*nl = '\0';
-	if ((nl = strchr(mpiver, ',')))
-		*nl = '\0';
-	printf("# OSU-style allreduce benchmark, liboptireduce %s\n", optireduce_version_string());
-	if (comm) {
-		printf("# Provider: %s (exact)",
-		       optireduce_comm_provider(comm, OPTIREDUCE_MODE_EXACT));
-		if (o->mode == OPTIREDUCE_MODE_BOUNDED)
-			printf(", %s (bounded)",
-			       optireduce_comm_provider(comm, OPTIREDUCE_MODE_BOUNDED));
-		printf(", libfabric %s\n", optireduce_libfabric_version());
-	}
-	printf("# Ranks: %d, dtype %s, op %s", ob_nranks, optireduce_dtype_name(o->dtype),
-	       optireduce_op_name(o->op));
-	if (comm) {
-		char alg[256] = "?";
-		optireduce_comm_get_param(comm, "algorithm", alg, sizeof(alg), NULL);
-		printf(", mode %s, algorithm %s",
-		       o->mode == OPTIREDUCE_MODE_BOUNDED ? "bounded" : "exact", alg);
-		for (int k = 0; k < o->nparams; k++)
-			printf(", %s", o->params[k]);
-	}
-	printf("\n");
-	if (o->baseline_mpi || o->only_mpi)
-		printf("# Baseline: MPI_Allreduce, %s%s\n", mpiver,
-		       o->op == OPTIREDUCE_AVG ? " (MPI_SUM: MPI has no AVG)" : "");
-	printf("# Latency of an iteration = time until the slowest rank returned (MAX over "
-	       "ranks;\n"
-	       "# completion time, like OSU's Avg); sleeping barrier before each iteration, not "
-	       "timed.\n"
-	       "# Avg = mean over iterations%s; P50/P99 = nearest-rank percentiles.\n",
-	       o->n.full ? ", Min/Max = fastest/slowest iteration" : "");
-	if (o->sync_ms > 0)
-		printf("# Synchronised start: every rank starts an iteration at rank 0's clock "
-		       "time + %ld ms,\n# set after the barrier (CLOCK_REALTIME).\n",
-		       o->sync_ms);
-	if (o->delay_us > 0 && o->delay_prob > 0)
-		printf("# Straggler: rank %d sleeps %ld us before its call (untimed) in %.1f%% of "
-		       "the iterations;\n# the latency is the other ranks' wait.\n",
-		       o->delay_rank, o->delay_us, 100.0 * o->delay_prob);
-	if (!o->only_mpi && o->mode == OPTIREDUCE_MODE_BOUNDED)
-		printf("# Data(%%) = elements that did not arrive (both phases, all ranks); "
-		       "Lost(%%) = contributions\n"
-		       "# (whole blocks) missing, estimated from the rest.\n");
-	bench_print_loadavg("at start");
-	if (o->nbparams) {
-		printf("# A/B: row B:SIZE is a second communicator with");
-		for (int k = 0; k < o->nbparams; k++)
-			printf(" %s", o->bparams[k]);
-		printf(" (A's parameters otherwise);\n# A and B alternate every iteration (A B, "
-		       "B A, ...), each after its own barrier.\n");
-	}
-	if (o->baseline_mpi)
-		printf("# Per size: liboptireduce, then MPI_Allreduce (interleaved); ratio = "
-		       "liboptireduce / MPI.\n");
-	bench_print_table_head(o->n.full);
-	if (!o->only_mpi && o->mode == OPTIREDUCE_MODE_BOUNDED)
-		printf("%10s%10s", "Data(%)", "Lost(%)");
-	if (o->baseline_mpi)
-		printf("%14s%14s%11s%11s", "MPI P50(us)", "MPI P99(us)", "ratio P50", "ratio P99");
-	printf("\n");
-	fflush(stdout);
-}
-
-/* label: NULL for A (or MPI alone), "B:" for variant B, so that B's rows are told apart. */
-static void print_row(const struct options *o, const char *label, size_t size,
-                      const struct result *r, const struct result *mpi)
-{
-	bench_print_row(label, size, &r->t, o->n.full);
-	if (!o->only_mpi && o->mode == OPTIREDUCE_MODE_BOUNDED)
-		printf("%10.4f%10.4f", r->data_lost_pct, r->lost_pct);
-	if (mpi)
-		printf("%14.2f%14.2f%11.3f%11.3f", mpi->t.p50, mpi->t.p99, r->t.p50 / mpi->t.p50,
-		       r->t.p99 / mpi->t.p99);
-	printf("\n");
-	fflush(stdout);
 }
 
 /* On the context, so creation-only ones (provider, mode, calib_margin) work too. */
@@ -414,30 +317,6 @@ static void create_variant_b(const struct options *o, optireduce_ctx_t *ctx, str
 		if (ret)
 			ob_die("--algorithm %s on B: %s", o->algorithm, optireduce_strerror(ret));
 	}
-}
-
-/* Variant B's row, then how A compares with it. */
-static void print_ab(const struct options *o, size_t size, const struct result *a,
-                     const struct result *b, const struct result *mpi)
-{
-	print_row(o, "B:", size, b, mpi);
-	printf("# A/B at %zu: Avg %.3f, P50 %.3f, P99 %.3f\n", size, a->t.avg / b->t.avg,
-	       a->t.p50 / b->t.p50, a->t.p99 / b->t.p99);
-	fflush(stdout);
-}
-
-/* CPU per call and rank, a comment line: tables that parse the rows skip it. */
-static void print_cpu(const struct options *o, size_t size, const struct result *res, int have_b)
-{
-	printf("# CPU at %zu, ms per call and rank:", size);
-	if (!o->only_mpi)
-		printf(" liboptireduce %.3f", res[IMPL_OURS].cpu_ms);
-	if (have_b)
-		printf(", B %.3f", res[IMPL_OURS_B].cpu_ms);
-	if (o->baseline_mpi || o->only_mpi)
-		printf("%sMPI_Allreduce %.3f", o->only_mpi ? " " : ", ", res[IMPL_MPI].cpu_ms);
-	printf("\n");
-	fflush(stdout);
 }
 
 static void *alloc_buf(size_t bytes)
@@ -550,8 +429,8 @@ static void bench_size(struct bench *b, size_t size)
 	if (o->only_mpi) {
 		run_size(b, mpi, 1, size, res);
 		if (ob_rank == 0) {
-			print_row(o, NULL, size, &res[IMPL_MPI], NULL);
-			print_cpu(o, size, res, 0);
+			ob_print_row(o, NULL, size, &res[IMPL_MPI], NULL);
+			ob_print_cpu(o, size, res, 0);
 		}
 		return;
 	}
@@ -559,10 +438,10 @@ static void bench_size(struct bench *b, size_t size)
 	if (o->baseline_mpi)
 		run_size(b, mpi, 1, size, res);
 	if (ob_rank == 0) {
-		print_row(o, NULL, size, &res[IMPL_OURS], base);
+		ob_print_row(o, NULL, size, &res[IMPL_OURS], base);
 		if (b->comm[1])
-			print_ab(o, size, &res[IMPL_OURS], &res[IMPL_OURS_B], base);
-		print_cpu(o, size, res, b->comm[1] != NULL);
+			ob_print_ab(o, size, &res[IMPL_OURS], &res[IMPL_OURS_B], base);
+		ob_print_cpu(o, size, res, b->comm[1] != NULL);
 	}
 }
 
@@ -619,7 +498,7 @@ int main(int argc, char **argv)
 		ctx = create_comms(&o, &b);
 	alloc_bench(&o, &b, maxcount);
 	if (ob_rank == 0)
-		print_header(&o, b.comm[0]);
+		ob_print_header(&o, b.comm[0]);
 	for (size_t size = min; size <= o.n.max_size; size *= 2) {
 		bench_size(&b, size);
 		if (size > SIZE_MAX / 2)

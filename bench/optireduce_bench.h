@@ -40,6 +40,18 @@ struct options {
 	long sync_ms;
 };
 
+/* IMPL_OURS_B: a second communicator with --compare-param, timed alternately with the first. */
+enum impl { IMPL_OURS, IMPL_OURS_B, IMPL_MPI, IMPL_COUNT };
+extern const char *const ob_impl_name[IMPL_COUNT];
+
+/* Per size and implementation, on rank 0 after the MAX reduction. */
+struct result {
+	struct bench_stats t;
+	double lost_pct;      /* bounded mode: missing / expected contributions (whole blocks) */
+	double data_lost_pct; /* bounded mode: elements that did not arrive / expected */
+	double cpu_ms;        /* CPU time of a rank's process per timed call, mean over ranks */
+};
+
 /* optireduce_bench_args.c */
 
 /* Prints "rank R: message" and aborts every rank. */
@@ -62,5 +74,18 @@ double ob_input(int r, size_t i, enum optireduce_op op);
 int ob_inputs_overflow(enum optireduce_dtype dt, enum optireduce_op op);
 int ob_validate(const void *rbuf, size_t count, enum optireduce_dtype dt, enum optireduce_op op,
                 int bounded, double loss, double *rel_err);
+
+/* optireduce_bench_report.c: rank 0's output */
+
+/* The lines before the table, and its head. */
+void ob_print_header(const struct options *o, optireduce_comm_t *comm);
+/* label: NULL for A (or MPI alone), "B:" for variant B, so that B's rows are told apart. */
+void ob_print_row(const struct options *o, const char *label, size_t size, const struct result *r,
+                  const struct result *mpi);
+/* Variant B's row, then how A compares with it. */
+void ob_print_ab(const struct options *o, size_t size, const struct result *a,
+                 const struct result *b, const struct result *mpi);
+/* CPU per call and rank, a comment line: tables that parse the rows skip it. */
+void ob_print_cpu(const struct options *o, size_t size, const struct result *res, int have_b);
 
 #endif

@@ -245,7 +245,8 @@ int optireduce_comm_create(optireduce_ctx_t *ctx, const struct optireduce_comm_a
 int optireduce_comm_destroy(optireduce_comm_t *comm);
 int optireduce_comm_rank(const optireduce_comm_t *comm);
 int optireduce_comm_size(const optireduce_comm_t *comm);
-/* Name of the libfabric provider a channel uses ("exact" or "bounded"). */
+/* Name of the libfabric provider a channel uses ("exact" or "bounded"); NULL for a bounded
+ * channel the communicator does not have (exact mode, or every rank on one host). */
 const char *optireduce_comm_provider(const optireduce_comm_t *comm, enum optireduce_mode mode);
 /*
  * The host layout the communicator found, as one line: "hosts 2, ranks per host 2,2,
