@@ -131,7 +131,7 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 {
 	echo "# $cmdline"
-	echo "# on $(hostname), $(nproc) CPUs, $(uname -r); library $(PYTHONPATH=$PYTHONPATH "$py" -c \
+	echo "# on $(hostname), $(getconf _NPROCESSORS_ONLN) CPUs, $(uname -r); library $(PYTHONPATH=$PYTHONPATH "$py" -c \
 		'import optireduce; print(optireduce.version_string())')"
 	echo "# training: $TRAIN --target $target --max-steps $max_steps ${train_args[*]}"
 } >"$out/command.txt"

@@ -330,6 +330,15 @@ def test_bounded(rank, size):
 
     # A fixed, generous deadline: phases end when the data is in, as test/mpi_bounded.c.
     comm = ort.init("bounded", timeout_us=2000000)
+    for name, value in ort.TRAINING_PARAMS.items():
+        if "OPTIREDUCE_" + name.upper() not in os.environ:
+            got = comm.get_param(name)
+            check(float(got[0]) == float(value) and got[1] == "api",
+                  "training default %s: %r, expected %s" % (name, got, value))
+    mine = ort.init("bounded", timeout_max_us=3000000)
+    check(mine.get_param("timeout_max_us")[0] == "3000000",
+          "the caller's timeout_max_us did not win over the training default")
+    mine.close()
     count = 16384
     t = uniform_input(rank, 0, count)
     truth = sum(uniform_input(r, 0, count).double() for r in range(size))
