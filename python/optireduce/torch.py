@@ -105,11 +105,8 @@ def _store_allgather(group):
 # needed 150 steps instead of 110 (docs/design.md, "Deadlines and the timeout
 # controller").  The 90th percentile x 1.25 still cuts a burst that doubles a phase.
 # deadline_anchor stays off: its tighter deadlines cut more of the gradient, and training
-# needed more steps (docs/design.md, "Anchor").  The deadline's ceiling is 10 s instead of
-# 2 s: a bucket's phase moves megabytes, which on a 50 Mbit/s link under cross traffic takes
-# longer than 2 s, and a ceiling below the phase's normal time cuts every step (5-19 % of
-# the gradient estimated, docs/design.md, "Deadlines and the timeout controller").
-TRAINING_PARAMS = {"calib_percentile": "90", "calib_margin": "1.25", "timeout_max_us": "10000000"}
+# needed more steps (docs/design.md, "Anchor").
+TRAINING_PARAMS = {"calib_percentile": "90", "calib_margin": "1.25"}
 
 
 def training_params(params):
