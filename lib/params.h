@@ -121,10 +121,15 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "Bounded mode: a sender that sent nothing for absent_factor * t_C while every other "    \
 	  "sender's last packet is in is a straggler, and early timeout stops waiting for it; "    \
 	  "0 = wait for it to the hard bound; values in (0, 1) act as 1")                          \
+	X(CATCH_UP, "catch_up", OR_PT_BOOL, "0", "", "",                                           \
+	  "Bounded mode: a sender whose whole contribution to an operation's first phase was "     \
+	  "cut is waited for, up to the deadline, in the next operation's first phase (once), so " \
+	  "a rank that fell behind catches up instead of being cut again; for training, where "    \
+	  "ranks meet only in the allreduce")                                                      \
 	X(DEADLINE_ANCHOR, "deadline_anchor", OR_PT_BOOL, "0", "", "",                             \
-	  "Bounded mode: phase 0's deadline counts from when the last sender began the "          \
-	  "operation, as its packets say, up to one deadline after this rank began; for ranks "   \
-	  "that enter operations at different times (DDP's buckets)")                             \
+	  "Bounded mode: phase 0's deadline counts from when the last sender began the "           \
+	  "operation, as its packets say, up to one deadline after this rank began; for ranks "    \
+	  "that enter operations at different times (DDP's buckets)")                              \
 	X(HADAMARD, "hadamard", OR_PT_BOOL, "1", "", "",                                           \
 	  "Bounded mode: randomized Hadamard encoding of each block")                              \
 	X(HADAMARD_BLOCK, "hadamard_block", OR_PT_SIZE, "4096", "256", "65536",                    \

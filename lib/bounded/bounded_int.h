@@ -86,6 +86,7 @@ struct or_inbound {
 	int last_seen;
 	double first_us; /* when its first packet came, parked or not: the sender had begun */
 	double began_us; /* when the sender began the phase, as its packets say; 0 unknown */
+	uint8_t waited;  /* catch_up: this first phase waits for the sender (catchup.c) */
 };
 
 /* What this rank sends to one peer in one phase. */
@@ -280,6 +281,7 @@ struct or_bounded {
 	size_t scratch_cap[OR_INFLIGHT_MAX][OR_BOP_SCRATCH_SLOTS];
 	uint64_t scratch_busy;         /* rows held by running operations, a bit each */
 	struct or_repair_chan *repair; /* repair.c: round trip, final phases kept; may be NULL */
+	uint8_t *catch_up; /* [size], catchup.c: wait for the sender in the next first phase */
 	struct or_cons_chan *consist; /* consistent.c: own bitmaps kept for requests; may be NULL */
 	/* Peers that die (peerfail.c): their silence inside operations, the next check, and
 	 * once the communicator failed here, why (a negative code), the rank judged dead (or
@@ -330,6 +332,13 @@ void or_bd_tx_init(struct or_bounded *b);
 void or_bd_refill(struct or_bounded *b);
 int or_bd_pump(struct or_bounded *b, struct or_bounded_op *op, unsigned step);
 uint32_t or_bd_unsent_peers(const struct or_phase *ph);
+
+/* catchup.c (catch_up): first phases record whom they cut whole, the next first phase
+ * waits for those, once; or_bd_catchup_waiting() counts the silent ones it waits for. */
+void or_bd_catchup_begin(struct or_bounded *b, struct or_phase *ph, uint32_t size);
+void or_bd_catchup_closed(struct or_bounded *b, const struct or_phase *ph, uint32_t size);
+uint32_t or_bd_catchup_waiting(const struct or_phase *ph, uint32_t size);
+void or_bd_catchup_free(struct or_bounded *b);
 
 /* repair.c (docs/design.md, "Repair inside the deadline") */
 int or_bd_repair_on(const struct or_bounded *b);

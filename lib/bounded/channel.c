@@ -214,6 +214,7 @@ void or_bounded_destroy(struct or_bounded *b)
 	free(b->tmo_store);
 	or_bd_mcast_free(b);
 	or_bd_repair_free(b);
+	or_bd_catchup_free(b);
 	or_bd_consist_free(b);
 	or_sendfail_fini(&b->sendfail);
 	or_liveness_fini(&b->live);

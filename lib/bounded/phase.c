@@ -252,6 +252,8 @@ int or_bop_phase_begin(struct or_coll *c, unsigned phase)
 	if (or_bd_param_i(b, OR_P_TIMEOUT_US) > 0)
 		deadline = (uint64_t)or_bd_param_i(b, OR_P_TIMEOUT_US);
 	ph->deadline_us = phase_deadline(c, phase, deadline);
+	if (phase == 0)
+		or_bd_catchup_begin(b, ph, c->size);
 	if (deadline > c->status->deadline_us[slot])
 		c->status->deadline_us[slot] = deadline;
 	send_order(c, ph);
@@ -299,6 +301,8 @@ static void close_phase(struct or_bounded_op *op, unsigned phase, enum optireduc
 		zero_unseen(op->c->comm->bounded, &ph->in[i]);
 	ph->closed = 1;
 	or_bd_repair_phase_closed(op->c->comm->bounded, op, phase);
+	if (phase == 0)
+		or_bd_catchup_closed(op->c->comm->bounded, ph, op->c->size);
 	ph->end = why;
 	ph->end_us = or_now_us();
 	or_log(OR_LOG_TRACE,
@@ -349,12 +353,14 @@ static void phase_sample(struct or_coll *c, unsigned phase, struct or_tmo_phase 
 {
 	struct or_phase *ph = &c->bop->ph[phase];
 	uint32_t absent, silent = silent_senders(c, phase, &absent);
+	/* Silent senders the phase waits for (catch_up) are not judged absent. */
+	uint32_t waited = phase == 0 ? or_bd_catchup_waiting(ph, c->size) : 0;
 
 	tp->start_us = 0;
 	tp->deadline_us = ph->deadline_us;
 	tp->senders_expected = ph->senders_expected - absent;
 	tp->senders_last = ph->senders_last;
-	tp->senders_silent = silent - absent;
+	tp->senders_silent = silent - absent - waited;
 	tp->final_phase = phase + 1 == c->bop->nphases;
 	tp->bytes_expected = ph->bytes_expected;
 	tp->bytes_received = ph->bytes_received;
