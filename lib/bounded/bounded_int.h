@@ -334,10 +334,9 @@ int or_bd_pump(struct or_bounded *b, struct or_bounded_op *op, unsigned step);
 uint32_t or_bd_unsent_peers(const struct or_phase *ph);
 
 /* catchup.c (catch_up): first phases record whom they cut whole, the next first phase
- * waits for those, once; or_bd_catchup_waiting() counts the silent ones it waits for. */
+ * waits for those, once (or_inbound.waited; phase.c's silent_senders() leaves them out). */
 void or_bd_catchup_begin(struct or_bounded *b, struct or_phase *ph, uint32_t size);
 void or_bd_catchup_closed(struct or_bounded *b, const struct or_phase *ph, uint32_t size);
-uint32_t or_bd_catchup_waiting(const struct or_phase *ph, uint32_t size);
 void or_bd_catchup_free(struct or_bounded *b);
 
 /* repair.c (docs/design.md, "Repair inside the deadline") */

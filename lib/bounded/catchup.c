@@ -44,17 +44,6 @@ void or_bd_catchup_closed(struct or_bounded *b, const struct or_phase *ph, uint3
 	}
 }
 
-uint32_t or_bd_catchup_waiting(const struct or_phase *ph, uint32_t size)
-{
-	uint32_t n = 0;
-
-	for (uint32_t i = 0, slots = or_bd_inbound_slots(ph, size); i < slots; i++) {
-		const struct or_inbound *in = &ph->in[i];
-		n += in->waited && in->npkts && !in->got_pkts && !in->last_seen;
-	}
-	return n;
-}
-
 void or_bd_catchup_free(struct or_bounded *b)
 {
 	free(b->catch_up);

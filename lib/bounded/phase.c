@@ -327,7 +327,8 @@ static void close_phase(struct or_bounded_op *op, unsigned phase, enum optireduc
  * before, which closed without them (hard bound, or early timeout that judged them absent):
  * a straggler that has not entered the operation.  Early timeout does not wait for their
  * LAST, or every straggler would cost a second deadline.  If the straggler comes in time,
- * its packets are taken like any others.
+ * its packets are taken like any others.  A sender the phase waits for (catch_up) is not
+ * counted: it is never judged absent, so the phase waits for its LAST or the deadline.
  */
 static uint32_t silent_senders(struct or_coll *c, unsigned phase, uint32_t *absent)
 {
@@ -338,7 +339,7 @@ static uint32_t silent_senders(struct or_coll *c, unsigned phase, uint32_t *abse
 	*absent = 0;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct or_inbound *in = &ph->in[i], *before;
-		if (!in->npkts || in->got_pkts || in->last_seen)
+		if (!in->npkts || in->got_pkts || in->last_seen || in->waited)
 			continue;
 		silent++;
 		before = prev ? or_bd_inbound_of(prev, c->size, in->peer) : NULL;
@@ -353,14 +354,12 @@ static void phase_sample(struct or_coll *c, unsigned phase, struct or_tmo_phase 
 {
 	struct or_phase *ph = &c->bop->ph[phase];
 	uint32_t absent, silent = silent_senders(c, phase, &absent);
-	/* Silent senders the phase waits for (catch_up) are not judged absent. */
-	uint32_t waited = phase == 0 ? or_bd_catchup_waiting(ph, c->size) : 0;
 
 	tp->start_us = 0;
 	tp->deadline_us = ph->deadline_us;
 	tp->senders_expected = ph->senders_expected - absent;
 	tp->senders_last = ph->senders_last;
-	tp->senders_silent = silent - absent - waited;
+	tp->senders_silent = silent - absent;
 	tp->final_phase = phase + 1 == c->bop->nphases;
 	tp->bytes_expected = ph->bytes_expected;
 	tp->bytes_received = ph->bytes_received;
