@@ -24,16 +24,26 @@
 
 #include "mpi_check.h"
 
-#define LATE       1
-#define LATE_US    170000
-#define DEADLINE   "300000"
-#define BOUND_US   (LATE_US + 2 * 300000.0 + 250000.0)
-#define COUNT      (3 * 131072)
-#define ATTEMPTS   3
+#define LATE     1
+#define LATE_US  170000
+#define DEADLINE "300000"
+#define BOUND_US (LATE_US + 2 * 300000.0 + 250000.0)
+#define COUNT    (3 * 131072)
+#define ATTEMPTS 3
 
 /* One operation with rank LATE entering late; 1 if a check failed. */
-static int trial(optireduce_comm_t *comm, float *buf, int anchor, int t)
+struct mode {
+	optireduce_comm_t *comm;
+	float *buf;
+	int anchor;
+};
+
+static int trial(void *arg, int t)
 {
+	const struct mode *m = arg;
+	optireduce_comm_t *comm = m->comm;
+	float *buf = m->buf;
+	int anchor = m->anchor;
 	struct optireduce_status st;
 	uint64_t want, got;
 	int ret, f0 = failures;
@@ -71,21 +81,13 @@ static int trial(optireduce_comm_t *comm, float *buf, int anchor, int t)
 /* A mode passes if one of ATTEMPTS trials passes on every rank. */
 static void judge(optireduce_comm_t *comm, float *buf, int anchor)
 {
-	char value[2] = {(char)('0' + anchor), 0};
-	int ok = 0;
+	struct mode m = {comm, buf, anchor};
+	char value[2] = {(char)('0' + anchor), 0}, label[32];
 
 	if (optireduce_comm_set_param(comm, "deadline_anchor", value))
 		FAIL("set_param deadline_anchor failed\n");
-	for (int t = 0; t < ATTEMPTS && !ok; t++) {
-		int f0 = failures, failed = trial(comm, buf, anchor, t);
-		MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
-		if (rank == 0)
-			printf("deadline_anchor=%d trial %d: %s\n", anchor, t,
-			       failed ? "a check failed" : "ok");
-		ok = !failed;
-		if (failed && t + 1 < ATTEMPTS)
-			failures = f0; /* judged again on the next trial */
-	}
+	snprintf(label, sizeof(label), "deadline_anchor=%d", anchor);
+	retry_trials(label, ATTEMPTS, trial, &m);
 }
 
 int main(int argc, char **argv)

@@ -49,8 +49,18 @@ static int one_op(optireduce_comm_t *comm, float *buf, int t)
 }
 
 /* Operation A with rank LATE entering late, then AFTER more; 1 if a check failed. */
-static int trial(optireduce_comm_t *comm, float *buf, int on, int t)
+struct mode {
+	optireduce_comm_t *comm;
+	float *buf;
+	int on;
+};
+
+static int trial(void *arg, int t)
 {
+	const struct mode *m = arg;
+	optireduce_comm_t *comm = m->comm;
+	float *buf = m->buf;
+	int on = m->on;
 	int cut[1 + AFTER], f0 = failures, later = 0;
 
 	for (int k = 0; k < WARMUP; k++)
@@ -77,21 +87,11 @@ static int trial(optireduce_comm_t *comm, float *buf, int on, int t)
 /* A mode passes if one of ATTEMPTS trials passes on every rank. */
 static void judge(optireduce_comm_t *comm, float *buf, int on)
 {
-	int ok = 0;
+	struct mode m = {comm, buf, on};
 
 	if (optireduce_comm_set_param(comm, "catch_up", on ? "1" : "0"))
 		FAIL("set_param catch_up failed\n");
-	for (int t = 0; t < ATTEMPTS && !ok; t++) {
-		int f0 = failures, failed = trial(comm, buf, on, t);
-		MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
-		if (rank == 0)
-			printf("catch_up=%d trial %d: %s\n", on, t,
-			       failed ? "a check failed" : "ok");
-		ok = !failed;
-		if (failed && t + 1 < ATTEMPTS)
-			failures = f0; /* judged again on the next trial */
-		MPI_Barrier(MPI_COMM_WORLD);
-	}
+	retry_trials(on ? "catch_up=1" : "catch_up=0", ATTEMPTS, trial, &m);
 }
 
 int main(int argc, char **argv)

@@ -76,4 +76,26 @@ static inline optireduce_comm_t *bounded_world(optireduce_ctx_t **ctx, const cha
 	return comm;
 }
 
+/*
+ * Runs trial(arg, t) for t = 0, 1, ... until one passes on every rank, at most attempts
+ * times: a loaded host can disturb a trial (a rank descheduled for 100 ms), so a failed
+ * trial's failures are forgiven when another follows.  label names the case in rank 0's
+ * line per trial.
+ */
+static inline void retry_trials(const char *label, int attempts, int (*trial)(void *arg, int t),
+                                void *arg)
+{
+	int ok = 0;
+
+	for (int t = 0; t < attempts && !ok; t++) {
+		int f0 = failures, failed = trial(arg, t);
+		MPI_Allreduce(MPI_IN_PLACE, &failed, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
+		if (rank == 0)
+			printf("%s trial %d: %s\n", label, t, failed ? "a check failed" : "ok");
+		ok = !failed;
+		if (failed && t + 1 < attempts)
+			failures = f0; /* judged again on the next trial */
+	}
+}
+
 #endif /* OR_TEST_MPI_CHECK_H */
