@@ -1,9 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: BSD-3-Clause
-# run.sh NP SCRIPT [ARGS...]: run a PyTorch test of the Python package with NP ranks (the
-# script spawns them, on loopback) against the build tree's package and library.  Exit 77
+# run.sh [--torchrun] NP SCRIPT [ARGS...]: run a PyTorch test of the Python package with NP
+# ranks on loopback, which the script spawns (or torchrun starts, the script then given
+# --launched), against the build tree's package and library.  Exit 77
 # when no Python with torch is found: $PYTHON (from configure), else Debian's
 # /usr/bin/python3, which is the interpreter python3-torch serves.
+launcher=spawn
+[ "$1" = --torchrun ] && { launcher=torchrun; shift; }
 np=$1
 script=$2
 shift 2
@@ -31,4 +34,8 @@ if [ -n "$asan" ]; then
 	ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 	export LD_PRELOAD ASAN_OPTIONS
 fi
-exec timeout 300 "$py" "$script" --np "$np" "$@"
+[ $launcher = spawn ] && exec timeout 300 "$py" "$script" --np "$np" "$@"
+# Debian 12's torchrun (torch 1.13 on Python 3.11) cannot parse its default --redirects and
+# --tee ("0"); a map that names no rank it starts means the same.
+exec timeout 300 "$py" -m torch.distributed.run --standalone --nproc_per_node "$np" \
+	--redirects 9:1 --tee 9:1 "$script" --launched "$@"
