@@ -40,22 +40,10 @@
 
 #include "algorithm.h"
 #include "reduce.h"
+#include "tree_shape.h"
 
-#define TREES     2
-#define MAX_CHILD 2
-
-/* This rank in one tree. */
-struct tree_node {
-	int64_t parent; /* -1: root */
-	uint32_t level;
-	uint32_t depth;
-	uint32_t size; /* contributions in the subtree, this rank's included */
-	uint32_t nchild;
-	uint32_t child[MAX_CHILD];
-	uint32_t child_level[MAX_CHILD];
-	uint32_t child_size[MAX_CHILD];
-	size_t off, len; /* the tree's part of the buffer, elements */
-};
+#define TREES     OR_TREE_TREES
+#define MAX_CHILD OR_TREE_MAX_CHILD
 
 enum lane_stage { UP_RECV, UP_SEND, DOWN_SEND, LANE_DONE };
 
@@ -72,7 +60,7 @@ struct tree_lane {
 #define X_DOWN (2 * MAX_CHILD + 1)
 
 struct tree_state {
-	struct tree_node node[TREES];
+	struct or_tree_node node[TREES];
 	uint32_t height; /* H: the roots' level */
 	size_t max_len;  /* elements of the larger half */
 	char *inbox;     /* [TREES][MAX_CHILD][max_len] */
@@ -87,79 +75,6 @@ struct tree_state {
 	uint32_t *present, *got; /* per block of a half */
 };
 
-static uint32_t lowbit(uint32_t x)
-{
-	return x & (~x + 1);
-}
-
-static uint32_t log2u(uint32_t x)
-{
-	uint32_t l = 0;
-	while (x >>= 1)
-		l++;
-	return l;
-}
-
-/* The in-order tree's root over positions [lo, hi]: the one with most trailing zeros. */
-static uint32_t range_root(uint32_t lo, uint32_t hi)
-{
-	if (lo > hi)
-		return 0;
-	for (uint32_t b = 1u << log2u(hi); b; b >>= 1)
-		if (hi / b * b >= lo)
-			return hi / b * b;
-	return 0;
-}
-
-static uint32_t pos_of(uint32_t t, uint32_t rank, uint32_t n)
-{
-	if (t == 0)
-		return rank + 1;
-	return n % 2 == 0 ? n - rank : (rank + 1) % n + 1;
-}
-
-static uint32_t rank_of(uint32_t t, uint32_t pos, uint32_t n)
-{
-	if (t == 0)
-		return pos - 1;
-	return n % 2 == 0 ? n - pos : (pos + n - 2) % n;
-}
-
-static uint32_t span_size(uint32_t pos, uint32_t n)
-{
-	uint32_t b = lowbit(pos), hi = pos + b - 1 < n ? pos + b - 1 : n;
-	return hi - (pos - b + 1) + 1;
-}
-
-static void plan_node(struct tree_node *nd, uint32_t t, uint32_t rank, uint32_t n)
-{
-	uint32_t p = pos_of(t, rank, n), b = lowbit(p), lo = 1, hi = n, q = range_root(1, n);
-	uint32_t kids[2];
-
-	memset(nd, 0, sizeof(*nd));
-	nd->parent = -1;
-	while (q != p) {
-		nd->parent = rank_of(t, q, n);
-		nd->depth++;
-		if (p < q)
-			hi = q - 1;
-		else
-			lo = q + 1;
-		q = range_root(lo, hi);
-	}
-	nd->level = log2u(b);
-	nd->size = span_size(p, n);
-	kids[0] = range_root(p - b + 1, p - 1);
-	kids[1] = range_root(p + 1, p + b - 1 < n ? p + b - 1 : n);
-	for (int i = 0; i < 2; i++) {
-		if (!kids[i])
-			continue;
-		nd->child[nd->nchild] = rank_of(t, kids[i], n);
-		nd->child_level[nd->nchild] = log2u(lowbit(kids[i]));
-		nd->child_size[nd->nchild++] = span_size(kids[i], n);
-	}
-}
-
 static char *inbox_of(const struct or_coll *c, const struct tree_state *st, uint32_t t, uint32_t i)
 {
 	return st->inbox + ((size_t)t * MAX_CHILD + i) * st->max_len * c->esize;
@@ -170,9 +85,9 @@ static void plan(struct or_coll *c, struct tree_state *st, size_t unit)
 {
 	size_t units = c->count / unit;
 
-	st->height = log2u(c->size);
+	st->height = or_tree_height(c->size);
 	for (uint32_t t = 0; t < TREES; t++) {
-		plan_node(&st->node[t], t, c->rank, c->size);
+		or_tree_plan_node(&st->node[t], t, c->rank, c->size);
 		st->node[t].off = or_chunk_start(units, TREES, t) * unit;
 		st->node[t].len = or_chunk_len(units, TREES, t) * unit;
 	}
@@ -206,7 +121,7 @@ static int slots_done(const struct tree_lane *l, unsigned lo, unsigned n)
 /* Segment range of a lane: elements [*off, *off + return) of the buffer. */
 static size_t lane_range(const struct tree_state *st, const struct tree_lane *l, size_t *off)
 {
-	const struct tree_node *nd = &st->node[l->tree];
+	const struct or_tree_node *nd = &st->node[l->tree];
 	size_t lo = l->seg * st->seg_elems;
 
 	*off = nd->off + lo;
@@ -220,7 +135,7 @@ static size_t lane_range(const struct tree_state *st, const struct tree_lane *l,
  */
 static int lane_up(struct or_coll *c, struct tree_state *st, struct tree_lane *l)
 {
-	const struct tree_node *nd = &st->node[l->tree];
+	const struct or_tree_node *nd = &st->node[l->tree];
 	size_t off, len = lane_range(st, l, &off), es = c->esize;
 	uint32_t step = 2u * l->tree;
 	char *mine = (char *)c->rbuf + off * es;
@@ -262,7 +177,7 @@ static int lane_up(struct or_coll *c, struct tree_state *st, struct tree_lane *l
 
 static int lane_progress(struct or_coll *c, struct tree_state *st, struct tree_lane *l)
 {
-	const struct tree_node *nd = &st->node[l->tree];
+	const struct or_tree_node *nd = &st->node[l->tree];
 	size_t off, len = lane_range(st, l, &off), es = c->esize;
 	int ret;
 
@@ -336,7 +251,7 @@ static int bounded_declare(struct or_coll *c, struct tree_state *st)
 	int ret = 0;
 
 	for (uint32_t t = 0; t < TREES && !ret; t++) {
-		const struct tree_node *nd = &st->node[t];
+		const struct or_tree_node *nd = &st->node[t];
 		char *mine = (char *)c->rbuf + nd->off * es, *res = st->result + nd->off * es;
 		if (!nd->len)
 			continue;
@@ -387,7 +302,7 @@ static int bounded_start(struct or_coll *c, struct tree_state *st)
  */
 static int bounded_reduce(struct or_coll *c, struct tree_state *st, uint32_t t, unsigned phase)
 {
-	const struct tree_node *nd = &st->node[t];
+	const struct or_tree_node *nd = &st->node[t];
 	size_t es = c->esize, be = st->unit, nb = nd->len / be;
 	char *mine = (char *)c->rbuf + nd->off * es;
 	uint32_t before = 1, expect = 0;
@@ -430,7 +345,7 @@ static int bounded_step(struct or_coll *c, struct tree_state *st, unsigned phase
 	int ret;
 
 	for (uint32_t t = 0; t < TREES; t++) {
-		const struct tree_node *nd = &st->node[t];
+		const struct or_tree_node *nd = &st->node[t];
 		if (!nd->len)
 			continue;
 		if (phase < st->height) {
