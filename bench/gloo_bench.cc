@@ -403,6 +403,44 @@ int smallest_factor(int n)
 
 } // namespace
 
+/* Gloo's TCP device and a full mesh of pairs, bootstrapped through MPI. */
+static std::shared_ptr<MpiContext> connect_context(const options &o, int base)
+{
+	std::shared_ptr<MpiContext> ctx;
+
+	try {
+		gloo::transport::tcp::attr attr;
+		if (!o.hostname.empty())
+			attr.hostname = o.hostname;
+		if (!o.iface.empty())
+			attr.iface = o.iface;
+		auto dev = gloo::transport::tcp::CreateDevice(attr);
+		ctx = std::make_shared<MpiContext>(rank, nranks, base);
+		ctx->setTimeout(std::chrono::seconds(o.timeout_s));
+		ctx->connect(dev);
+	} catch (const std::exception &e) {
+		die("Gloo setup (iface '%s', hostname '%s'): %s", o.iface.c_str(),
+		    o.hostname.c_str(), e.what());
+	}
+	return ctx;
+}
+
+static void print_header(const options &o, int alg, int base)
+{
+	printf("# Gloo %d.%d.%d %s allreduce (tcp device%s%s), bcube base %d\n", GLOO_VERSION_MAJOR,
+	       GLOO_VERSION_MINOR, GLOO_VERSION_PATCH, algo_name[alg],
+	       o.iface.empty() ? "" : ", iface ", o.iface.c_str(), base);
+	printf("# Ranks: %d, dtype float32, op sum\n", nranks);
+	printf("# Latency of an iteration = time until the slowest rank returned "
+	       "(MAX over ranks);\n"
+	       "# MPI_Barrier before each iteration, not timed. Avg = mean over "
+	       "iterations; P50/P99 = nearest-rank percentiles.\n");
+	bench_print_loadavg("at start");
+	bench_print_table_head(o.n.full);
+	printf("\n");
+	fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
 	options o;
@@ -426,21 +464,7 @@ int main(int argc, char **argv)
 	if (maxcount > (size_t)INT32_MAX)
 		usage_error("-m: MAX %zu: too many elements for Gloo's int count", o.n.max_size);
 
-	std::shared_ptr<MpiContext> ctx;
-	try {
-		gloo::transport::tcp::attr attr;
-		if (!o.hostname.empty())
-			attr.hostname = o.hostname;
-		if (!o.iface.empty())
-			attr.iface = o.iface;
-		auto dev = gloo::transport::tcp::CreateDevice(attr);
-		ctx = std::make_shared<MpiContext>(rank, nranks, base);
-		ctx->setTimeout(std::chrono::seconds(o.timeout_s));
-		ctx->connect(dev);
-	} catch (const std::exception &e) {
-		die("Gloo setup (iface '%s', hostname '%s'): %s", o.iface.c_str(),
-		    o.hostname.c_str(), e.what());
-	}
+	std::shared_ptr<MpiContext> ctx = connect_context(o, base);
 
 	std::vector<float> in(maxcount), buf(maxcount);
 	for (size_t i = 0; i < maxcount; i++)
@@ -455,21 +479,8 @@ int main(int argc, char **argv)
 	for (int alg = 0; alg < ALG_COUNT; alg++) {
 		if (!o.algos[alg])
 			continue;
-		if (rank == 0) {
-			printf("# Gloo %d.%d.%d %s allreduce (tcp device%s%s), bcube base %d\n",
-			       GLOO_VERSION_MAJOR, GLOO_VERSION_MINOR, GLOO_VERSION_PATCH,
-			       algo_name[alg], o.iface.empty() ? "" : ", iface ", o.iface.c_str(),
-			       base);
-			printf("# Ranks: %d, dtype float32, op sum\n", nranks);
-			printf("# Latency of an iteration = time until the slowest rank returned "
-			       "(MAX over ranks);\n"
-			       "# MPI_Barrier before each iteration, not timed. Avg = mean over "
-			       "iterations; P50/P99 = nearest-rank percentiles.\n");
-			bench_print_loadavg("at start");
-			bench_print_table_head(o.n.full);
-			printf("\n");
-			fflush(stdout);
-		}
+		if (rank == 0)
+			print_header(o, alg, base);
 		for (size_t size = min; size <= o.n.max_size; size *= 2) {
 			bench_stats r{};
 			run_size(o, ctx, alg, size, in, buf, csv, &r);
