@@ -15,7 +15,8 @@ if [ "${OPTIREDUCE_ASAN_BUILD:-no}" = yes ]; then
 	exit 77
 fi
 failed=0
-for t in test/test_wire test/test_api test/test_hadamard test/test_timeout test/test_pacing \
+for t in test/test_wire test/test_api test/test_hadamard test/test_timeout \
+	test/test_timeout_adapt test/test_tree_shape test/test_pacing \
 	test/test_liveness test/test_topology test/test_placement test/pmpi/test_policy \
 	test/fuzz/replay_wire test/fuzz/replay_rx; do
 	log=$b/$t.valgrind.log
