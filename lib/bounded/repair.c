@@ -237,7 +237,7 @@ static size_t missing_ranges(const struct or_inbound *in, struct or_rep_in *ri, 
 
 	*pkts = 0;
 	for (size_t p = 0; p < in->npkts && n < OR_REPAIR_RANGES; p++) {
-		if (in->seen[p] || !wanted(ri, p, what))
+		if (in->seen[p] || !wanted(ri, p, what) || !or_rep_known_sent(in, ri, p))
 			continue;
 		if (!*pkts)
 			age_asked(ri, in->npkts);
@@ -292,7 +292,7 @@ static int send_request(struct or_bounded *b, struct or_bounded_op *op, unsigned
 	ri->req_us = or_now_us();
 	if (what == ASK_GAPS)
 		ri->gap_req_us = ri->req_us;
-	else
+	if (what != ASK_GAPS || in->last_seen)
 		ri->rounds++;
 	ri->rtt_open = 1;
 	ri->answered = 0;
@@ -326,23 +326,30 @@ static int ask(struct or_bounded *b, struct or_bounded_op *op, unsigned step, do
 			continue;
 		/* A packet the sender sent before one that came is lost: asked for at once.  After
 		 * the LAST, gaps are asked-for packets whose request or resend was lost.  Each gap
-		 * comes from an arrival that showed it lost, so gaps are not limited to the rounds
-		 * below, and early timeout holds the phase for them (or_bd_repair_hold). */
-		if ((!in->last_seen || ri->after_last) && ri->ngap &&
+		 * comes from an arrival that showed it lost, so gaps are not limited to the quiet
+		 * rounds below (after the LAST they are to OR_REPAIR_ROUNDS_AFTER_LAST), and early
+		 * timeout holds the phase for them (or_bd_repair_hold). */
+		if (ri->ngap && or_rep_gaps_askable(in, ri) &&
 		    now - ri->gap_req_us >= OR_REPAIR_GAP_US)
 			sent += send_request(b, op, step, in, ri, ASK_GAPS);
-		if (ri->rounds >= OR_REPAIR_ROUNDS)
-			continue;
-		/* The sender's LAST says the rest is lost too. */
+		/* The sender's LAST says the rest is lost too: asked once, whatever the rounds. */
 		if (in->last_seen && !ri->after_last) {
 			ri->after_last = 1;
 			sent += send_request(b, op, step, in, ri, ASK_NEW);
 			continue;
 		}
-		/* Quiet for two round trips since the last request: asked again, all of it. */
+		if (ri->rounds >= OR_REPAIR_ROUNDS)
+			continue;
+		/* Quiet for two round trips since the last request: asked again, all it is known to
+		 * have sent (the rest is on its way: overlapping operations share the link). */
 		quiet_from = ri->req_us > ph->last_arrival_us ? ri->req_us : ph->last_arrival_us;
-		if (now - quiet_from >= wait_us(b))
-			sent += send_request(b, op, step, in, ri, ASK_AGAIN);
+		quiet_from = ri->quiet_us > quiet_from ? ri->quiet_us : quiet_from;
+		if (now - quiet_from < wait_us(b))
+			continue;
+		if (send_request(b, op, step, in, ri, ASK_AGAIN))
+			sent++;
+		else
+			ri->quiet_us = now;
 	}
 	return sent;
 }
@@ -369,7 +376,9 @@ int or_bd_repair_hold(struct or_bounded *b, struct or_bounded_op *op, unsigned p
 		if (ri->req_us > 0 && now - ri->req_us < wait_us(b))
 			return 1;
 		/* Still to ask, while a round trip fits. */
-		if (can_ask && (ri->rounds < OR_REPAIR_ROUNDS || ri->ngap))
+		if (can_ask &&
+		    (ri->rounds < OR_REPAIR_ROUNDS || (ph->in[i].last_seen && !ri->after_last) ||
+		     (ri->ngap && or_rep_gaps_askable(&ph->in[i], ri))))
 			return 1;
 	}
 	return 0;

@@ -9,7 +9,13 @@
 #include "bounded_int.h"
 #include "wire.h"
 
-#define OR_REPAIR_ROUNDS 4 /* requests to one sender in one phase */
+#define OR_REPAIR_ROUNDS 4 /* requests to one sender in one phase, on its LAST or quiet */
+/*
+ * Requests to one sender after its LAST, gaps included: what a lost resend shows lost is
+ * asked again, but under heavy loss every answer shows more, and the chain would run to
+ * the deadline.
+ */
+#define OR_REPAIR_ROUNDS_AFTER_LAST 8
 /* The round trip until one is measured: a few hundred us on the emulated cloud. */
 #define OR_REPAIR_RTT0_US 1000.0
 #define OR_REPAIR_KEPT    2  /* final phases kept past their operation */
@@ -32,16 +38,35 @@ enum { OR_PKT_UNKNOWN, OR_PKT_GAP, OR_PKT_ASKED, OR_PKT_ASKED_NOW };
 struct or_rep_in {
 	double req_us;      /* when the last request went */
 	double gap_req_us;  /* when the last request for gaps went */
+	double quiet_us;    /* when a quiet phase last had nothing known sent to ask for */
 	uint8_t *state;     /* [npkts]: OR_PKT_*, once a packet came */
 	size_t stride, inv; /* the sender's order and its inverse mod npkts */
 	size_t passed;      /* send positions below this are behind a packet that came */
 	size_t ngap;        /* packets in state OR_PKT_GAP */
-	uint32_t rounds;    /* requests sent after the LAST or on quiet */
+	uint32_t rounds;    /* requests sent on quiet, or after the LAST (gaps too) */
 	uint8_t after_last; /* one went after the sender's LAST */
 	uint8_t rtt_open;   /* the first resend since req_us is a round-trip sample */
 	uint8_t answered;   /* a resend the latest request named came */
 	uint8_t refused;    /* the sender cannot resend */
 };
+
+/* Whether gaps in in's packets may still be asked for. */
+static inline int or_rep_gaps_askable(const struct or_inbound *in, const struct or_rep_in *ri)
+{
+	return !in->last_seen || (ri->after_last && ri->rounds < OR_REPAIR_ROUNDS_AFTER_LAST);
+}
+
+/*
+ * Whether in's sender is known to have sent packet p: it is behind a packet that came, or
+ * the sender's LAST is in.  A sender resends only what it has sent, so a request for more
+ * is lost on it, and would mark the packet asked before it could be missed.
+ */
+static inline int or_rep_known_sent(const struct or_inbound *in, const struct or_rep_in *ri,
+                                    size_t p)
+{
+	return in->last_seen || !ri->state ||
+	       (size_t)((uint64_t)p * ri->inv % in->npkts) < ri->passed;
+}
 
 struct or_rep_out {
 	uint8_t *want; /* [npkts]: asked for, not resent yet */

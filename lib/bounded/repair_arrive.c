@@ -73,7 +73,7 @@ static void lost_again(const struct or_inbound *in, struct or_rep_in *ri, size_t
 		uint8_t st = ri->state[p];
 		if (in->seen[p] || st < OR_PKT_ASKED || (st == OR_PKT_ASKED_NOW && p >= upto))
 			continue;
-		if (!in->last_seen && (size_t)((uint64_t)p * ri->inv % n) >= ri->passed)
+		if (!or_rep_known_sent(in, ri, p))
 			continue;
 		ri->state[p] = OR_PKT_GAP;
 		ri->ngap++;
