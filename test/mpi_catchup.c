@@ -99,7 +99,6 @@ int main(int argc, char **argv)
 	optireduce_ctx_t *ctx;
 	optireduce_comm_t *comm;
 	float *buf;
-	int total;
 
 	mpi_world(&argc, &argv, 3);
 	comm = bounded_world(&ctx, NULL);
@@ -112,11 +111,5 @@ int main(int argc, char **argv)
 	judge(comm, buf, 1);
 	judge(comm, buf, 0);
 	free(buf);
-	optireduce_comm_destroy(comm);
-	optireduce_finalize(ctx);
-	MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-	if (rank == 0)
-		printf("%s: %d failure(s)\n", total ? "FAIL" : "PASS", total);
-	MPI_Finalize();
-	return total ? 1 : 0;
+	return finish_world(comm, ctx);
 }

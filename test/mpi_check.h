@@ -98,4 +98,21 @@ static inline void retry_trials(const char *label, int attempts, int (*trial)(vo
 	}
 }
 
+/*
+ * The end of a test's main(): destroys comm and ctx, sums the failures of every rank,
+ * prints the verdict on rank 0 and finalizes MPI; returns main's exit status.
+ */
+static inline int finish_world(optireduce_comm_t *comm, optireduce_ctx_t *ctx)
+{
+	int total;
+
+	if (optireduce_comm_destroy(comm) || optireduce_finalize(ctx))
+		FAIL("destroy or finalize failed\n");
+	MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	if (rank == 0)
+		printf("%s: %d failure(s)\n", total ? "FAIL" : "PASS", total);
+	MPI_Finalize();
+	return total ? 1 : 0;
+}
+
 #endif /* OR_TEST_MPI_CHECK_H */

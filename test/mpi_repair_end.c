@@ -80,7 +80,7 @@ int main(int argc, char **argv)
 	optireduce_comm_t *comm;
 	double median, bound;
 	float *buf;
-	int ok = 0, total;
+	int ok = 0;
 
 	mpi_world(&argc, &argv, 3);
 	setenv("OPTIREDUCE_PACING_RATE", "40", 1);
@@ -110,11 +110,5 @@ int main(int argc, char **argv)
 			failures = f0;
 	}
 	free(buf);
-	optireduce_comm_destroy(comm);
-	optireduce_finalize(ctx);
-	MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-	if (rank == 0)
-		printf("%s: %d failure(s)\n", total ? "FAIL" : "PASS", total);
-	MPI_Finalize();
-	return total ? 1 : 0;
+	return finish_world(comm, ctx);
 }

@@ -67,7 +67,6 @@ int main(int argc, char **argv)
 	optireduce_comm_t *comm;
 	float *buf[2];
 	double lost[2] = {0, 0}, exp[2] = {0, 0}, all[4], sum[4];
-	int total;
 
 	mpi_world(&argc, &argv, 3);
 	comm = bounded_world(&ctx, NULL);
@@ -99,11 +98,5 @@ int main(int argc, char **argv)
 	}
 	free(buf[0]);
 	free(buf[1]);
-	optireduce_comm_destroy(comm);
-	optireduce_finalize(ctx);
-	MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-	if (rank == 0)
-		printf("%s: %d failure(s)\n", total ? "FAIL" : "PASS", total);
-	MPI_Finalize();
-	return total ? 1 : 0;
+	return finish_world(comm, ctx);
 }

@@ -66,7 +66,7 @@ int main(int argc, char **argv)
 	optireduce_ctx_t *ctx;
 	optireduce_comm_t *comm;
 	float *buf;
-	int total, ok = 0, bounded = 0;
+	int ok = 0, bounded = 0;
 
 	mpi_world(&argc, &argv, 3);
 	if (rank == SLOW)
@@ -103,11 +103,5 @@ int main(int argc, char **argv)
 	if (!bounded)
 		FAIL("the last trial exceeded %.0f us: the slow rank was not bounded\n", BOUND_US);
 	free(buf);
-	optireduce_comm_destroy(comm);
-	optireduce_finalize(ctx);
-	MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-	if (rank == 0)
-		printf("%s: %d failure(s)\n", total ? "FAIL" : "PASS", total);
-	MPI_Finalize();
-	return total ? 1 : 0;
+	return finish_world(comm, ctx);
 }

@@ -30,7 +30,11 @@ export PYTHONPATH GLOO_SOCKET_IFNAME OMP_NUM_THREADS OPTIREDUCE_HIERARCHY OPTIRE
 asan=$(ldd "${top_builddir:-.}/.libs/liboptireduce.so" 2>/dev/null |
 	awk '/libasan/ { print $3; exit }')
 if [ -n "$asan" ]; then
-	LD_PRELOAD=$asan${LD_PRELOAD:+:$LD_PRELOAD}
+	# With libstdc++ loaded from the start too: torch's threads throw C++ exceptions (its
+	# store does, as torchrun's ranks leave), and the sanitizer's __cxa_throw interceptor
+	# must find the real one when it starts, or the process aborts.
+	cxx=$(ldconfig -p 2>/dev/null | awk '/libstdc\+\+\.so\.6 / { print $NF; exit }')
+	LD_PRELOAD=$asan${cxx:+:$cxx}${LD_PRELOAD:+:$LD_PRELOAD}
 	ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 	export LD_PRELOAD ASAN_OPTIONS
 fi
