@@ -190,6 +190,8 @@ static void req_finish(optireduce_comm_t *comm, optireduce_req_t *r, int ret)
 	r->error = ret;
 	r->status.error = ret;
 	r->status.elapsed_us = or_now_us() - r->t_start_us;
+	if (ret == 0)
+		or_measure_record(comm, &r->trial, r->status.elapsed_us);
 	r->state = OR_REQ_DONE;
 	comm->running--;
 	unlink_req(comm, r);
@@ -359,8 +361,10 @@ int or_op_post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t cou
 	r->dtype = dtype;
 	r->scatter = scatter;
 	r->recvcount = scatter ? count / comm->size : count;
+	r->trial.slot = -1;
 	r->alg = scatter ? &or_alg_transpose
-	                 : or_select_algorithm(comm, count * optireduce_dtype_size(dtype), bounded);
+	                 : or_select_algorithm(comm, count * optireduce_dtype_size(dtype), bounded,
+	                                       flags & OR_OP_NOMEASURE ? NULL : &r->trial);
 	c = &r->coll;
 	c->rank = comm->rank;
 	c->size = comm->size;

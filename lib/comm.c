@@ -264,6 +264,7 @@ void or_comm_free(optireduce_comm_t *c)
 	or_hier_destroy(c->hier);
 	or_bounded_destroy(c->bounded);
 	or_codec_cache_free(&c->codec_cache);
+	or_measure_free(c);
 	or_ofi_close(c->rdm);
 	c->magic = OR_MAGIC_DEAD;
 	free(c);

@@ -132,7 +132,8 @@ static int lead_network(struct or_hier *h, optireduce_req_t *r, struct or_hier_o
 		                    r->dtype, o->op);
 		if (!ret)
 			ret = or_op_post(h->net, OPTIREDUCE_IN_PLACE, h->shm.result, o->n, r->dtype,
-			                 o->op, r->scatter ? OR_OP_EXACT : 0, &o->net_req);
+			                 o->op, OR_OP_NOMEASURE | (r->scatter ? OR_OP_EXACT : 0),
+			                 &o->net_req);
 		if (ret) {
 			o->net_req = NULL;
 			goto publish;

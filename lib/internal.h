@@ -11,6 +11,7 @@
 #include "hier.h"
 #include "coll.h"
 #include "log.h"
+#include "measure.h"
 #include "params.h"
 #include "placement.h"
 #include "../ofi/ofi.h"
@@ -51,6 +52,7 @@ struct optireduce_comm {
 	optireduce_req_t *head;
 	optireduce_req_t *tail;
 	unsigned running;
+	struct or_measure *measure; /* measure_exact's trials and choices (measure.c) */
 };
 
 enum or_req_state { OR_REQ_QUEUED, OR_REQ_RUNNING, OR_REQ_DONE };
@@ -70,6 +72,7 @@ struct optireduce_req {
 	size_t recvcount;
 	void *work;
 	const struct or_alg *alg;
+	struct or_trial trial; /* a trial of measure_exact: its time is recorded */
 	double t_start_us;
 	double t_last_progress_us;
 	struct optireduce_status status;
@@ -96,8 +99,9 @@ int or_check_args(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t 
                   size_t rcount, enum optireduce_dtype dtype, enum optireduce_op op);
 /* Queues an operation whose arguments were checked and starts it if it may: count elements,
  * with OR_OP_* flags (lib/allreduce.c). */
-#define OR_OP_SCATTER 0x1 /* reduce-scatter (exact): count is the whole contribution */
-#define OR_OP_EXACT   0x2 /* on the exact channel even if bounded could serve it */
+#define OR_OP_SCATTER   0x1 /* reduce-scatter (exact): count is the whole contribution */
+#define OR_OP_EXACT     0x2 /* on the exact channel even if bounded could serve it */
+#define OR_OP_NOMEASURE 0x4 /* the built-in rule, never a trial of measure_exact */
 int or_op_post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                enum optireduce_dtype dtype, enum optireduce_op op, unsigned flags,
                optireduce_req_t **req);
@@ -108,7 +112,9 @@ int or_comm_wait_activity(optireduce_comm_t *comm, int timeout_ms);
 double or_comm_spin_us(const optireduce_comm_t *comm);
 /* Every operation of comm not yet completed fails with err (a negative code). */
 void or_comm_fail(optireduce_comm_t *comm, int err);
-const struct or_alg *or_select_algorithm(optireduce_comm_t *comm, size_t bytes, int bounded);
+/* trial: where a measured choice records this operation (measure.h); NULL: never measured. */
+const struct or_alg *or_select_algorithm(optireduce_comm_t *comm, size_t bytes, int bounded,
+                                         struct or_trial *trial);
 /* Communicator building blocks, shared with lib/hier.c (lib/comm.c). */
 optireduce_comm_t *or_comm_alloc(optireduce_ctx_t *ctx, uint32_t rank, uint32_t size);
 int or_comm_open_channels(optireduce_comm_t *c, int same_host);

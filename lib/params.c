@@ -189,6 +189,8 @@ void or_params_init(struct or_params *p, or_param_check check)
 			or_log(OR_LOG_WARN, "ignoring %s=\"%s\": not a valid %s", env, e,
 			       i == OR_P_ALGORITHM || i == OR_P_TUNE_EXACT || i == OR_P_TUNE_BOUNDED
 			           ? "algorithm name or tune string"
+			       : i == OR_P_MEASURE_EXACT
+			           ? "list of ranges and algorithms to measure"
 			       : i == OR_P_MULTICAST_RANGE ? "IPv4 multicast range (a.b.c.d/prefix)"
 			                                   : type_names[defs[i].type]);
 	}

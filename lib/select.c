@@ -5,7 +5,8 @@
  *   1. the algorithm parameter (OPTIREDUCE_ALGORITHM), unless "auto": one name, or a
  *      tune string for both modes;
  *   2. tune_exact or tune_bounded, whichever is the operation's mode, unless "auto";
- *   3. the built-in rule of the mode (builtin_rule).
+ *   3. exact mode: measure_exact, the fastest of its algorithms as measured (measure.c);
+ *   4. the built-in rule of the mode (builtin_rule).
  * A tune string is byte ranges in the style of UCC, "0-64k:tree,64k-inf:ring": half-open
  * [lo, hi), the first range that holds the size wins, and a size no range holds goes on
  * to the next step.  A range of the algorithm parameter whose algorithm cannot run on the
@@ -19,6 +20,7 @@
 
 #include "algorithm.h"
 #include "internal.h"
+#include "measure.h"
 
 #define MAX_RANGES 16
 
@@ -145,6 +147,8 @@ int or_select_check_param(enum or_param_id id, const char *value)
 
 	if (id == OR_P_MULTICAST_RANGE) /* not a tune string, but checked when set all the same */
 		return or_bounded_mcast_range(value, NULL, NULL);
+	if (id == OR_P_MEASURE_EXACT)
+		return or_measure_check(value);
 	if (id != OR_P_ALGORITHM && id != OR_P_TUNE_EXACT && id != OR_P_TUNE_BOUNDED)
 		return 0;
 	if (parse_tune(value, r, &n))
@@ -156,13 +160,16 @@ int or_select_check_param(enum or_param_id id, const char *value)
 	return 0;
 }
 
-const struct or_alg *or_select_algorithm(optireduce_comm_t *comm, size_t bytes, int bounded)
+const struct or_alg *or_select_algorithm(optireduce_comm_t *comm, size_t bytes, int bounded,
+                                         struct or_trial *trial)
 {
 	char rule[OR_PARAM_STRLEN];
 	const struct or_alg *a;
 
 	/* Parameter consistent agrees on Transpose's final phase (docs/design.md,
 	 * "Replica-consistent results"). */
+	if (trial)
+		trial->slot = -1;
 	if (bounded && or_param_int(&comm->params, OR_P_CONSISTENT) && comm->size > 1)
 		return from_tune("0-inf:transpose", bytes, bounded);
 	a = from_tune(or_param_str(&comm->params, OR_P_ALGORITHM), bytes, bounded);
@@ -170,6 +177,8 @@ const struct or_alg *or_select_algorithm(optireduce_comm_t *comm, size_t bytes, 
 		a = from_tune(
 		    or_param_str(&comm->params, bounded ? OR_P_TUNE_BOUNDED : OR_P_TUNE_EXACT),
 		    bytes, bounded);
+	if (!a && !bounded && trial)
+		a = or_measure_pick(comm, bytes, trial);
 	if (a)
 		return a;
 	builtin_rule(comm, bounded, rule, sizeof(rule));
@@ -177,29 +186,49 @@ const struct or_alg *or_select_algorithm(optireduce_comm_t *comm, size_t bytes, 
 	return a ? a : or_alg_table[0];
 }
 
+/* The rule as optireduce_comm_algorithm_rule prints it, before what measurement chose. */
+static int describe_rule(const optireduce_comm_t *comm, int bounded, char *buf, size_t len)
+{
+	const char *alg = or_param_str(&comm->params, OR_P_ALGORITHM);
+	const char *tune =
+	    or_param_str(&comm->params, bounded ? OR_P_TUNE_BOUNDED : OR_P_TUNE_EXACT);
+	const char *measure = or_param_str(&comm->params, OR_P_MEASURE_EXACT);
+	const char *tname = bounded ? "tune_bounded" : "tune_exact";
+	char rule[OR_PARAM_STRLEN];
+	size_t n = 0;
+
+	buf[0] = '\0';
+	builtin_rule(comm, bounded, rule, sizeof(rule));
+	if (!is_auto(alg))
+		n += (size_t)snprintf(buf, len, "%s (algorithm), then ", alg);
+	if (!is_auto(tune) && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "%s (%s), then ", tune, tname);
+	if (!bounded && *measure && strcmp(measure, "none") != 0 && n < len)
+		n += (size_t)snprintf(buf + n, len - n, "%s measured (measure_exact), then ",
+		                      measure);
+	if (n < len)
+		n += (size_t)snprintf(buf + n, len - n, "%s (built-in)", rule);
+	return n >= len ? -OPTIREDUCE_EOVERFLOW : 0;
+}
+
 int optireduce_comm_algorithm_rule(const optireduce_comm_t *comm, enum optireduce_mode mode,
                                    char *buf, size_t len)
 {
-	const char *alg, *tune;
-	char rule[OR_PARAM_STRLEN];
-	int bounded = mode == OPTIREDUCE_MODE_BOUNDED, n;
+	char chosen[OR_PARAM_STRLEN];
+	int bounded = mode == OPTIREDUCE_MODE_BOUNDED, ret;
+	size_t n;
 
 	if (!or_comm_valid(comm))
 		return -OPTIREDUCE_EBADHANDLE;
 	if (!buf || len == 0 || (mode != OPTIREDUCE_MODE_EXACT && !bounded))
 		return -OPTIREDUCE_EINVAL;
-	alg = or_param_str(&comm->params, OR_P_ALGORITHM);
-	tune = or_param_str(&comm->params, bounded ? OR_P_TUNE_BOUNDED : OR_P_TUNE_EXACT);
-	builtin_rule(comm, bounded, rule, sizeof(rule));
-	if (!is_auto(alg) && !is_auto(tune))
-		n = snprintf(buf, len, "%s (algorithm), then %s (%s), then %s (built-in)", alg,
-		             tune, bounded ? "tune_bounded" : "tune_exact", rule);
-	else if (!is_auto(alg))
-		n = snprintf(buf, len, "%s (algorithm), then %s (built-in)", alg, rule);
-	else if (!is_auto(tune))
-		n = snprintf(buf, len, "%s (%s), then %s (built-in)", tune,
-		             bounded ? "tune_bounded" : "tune_exact", rule);
-	else
-		n = snprintf(buf, len, "%s (built-in)", rule);
-	return n < 0 || (size_t)n >= len ? -OPTIREDUCE_EOVERFLOW : 0;
+	ret = describe_rule(comm, bounded, buf, len);
+	if (ret || bounded)
+		return ret;
+	or_measure_describe(comm, chosen, sizeof(chosen));
+	n = strlen(buf);
+	if (*chosen &&
+	    snprintf(buf + n, len - n, "; measured so far: %s", chosen) >= (int)(len - n))
+		return -OPTIREDUCE_EOVERFLOW;
+	return 0;
 }

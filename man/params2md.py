@@ -27,10 +27,13 @@ man = ['| Parameter | Type | Default | Description |',
        '|:---------------------|:---------|:----------|:------------------------------|']
 readme = ['| name | environment | type | default | range | description |', '|---|---|---|---|---|---|']
 for ident, name, t, d, lo, hi, desc in rows:
+    # In GitHub's tables a cell ends at an unescaped '|', in code spans too (pandoc, which
+    # makes the man page, keeps code spans whole): README's lists of names escape theirs.
+    gd, gdesc = d.replace('|', '\\|'), desc.replace('|', '\\|')
     r = rng(t, lo, hi)
     extra = (f' Values: {r}.' if t == 'enum' else f' Range {r}.') if r else ''
     man.append(f'| `{name}` | {t} | `{d if d else chr(34)*2}` | {desc}.{extra} |'.replace('..', '.', 0))
-    readme.append(f'| `{name}` | `OPTIREDUCE_{ident}` | {t} | `{d if d else chr(34)*2}` | {r} | {desc} |')
+    readme.append(f'| `{name}` | `OPTIREDUCE_{ident}` | {t} | `{gd if gd else chr(34)*2}` | {r} | {gdesc} |')
 
 def replace_table(path, header_start, new):
     text = open(path).read().split('\n')

@@ -24,7 +24,7 @@ static int rank, nranks, failures;
 	} while (0)
 
 /* Deterministic, different per rank, element and trial, mean about zero. */
-static float input(int r, size_t i, int trial)
+static inline float input(int r, size_t i, int trial)
 {
 	uint64_t z = (uint64_t)r * 0x9e3779b97f4a7c15ull + i * 0xbf58476d1ce4e5b9ull +
 	             (uint64_t)trial * 0x94d049bb133111ebull;

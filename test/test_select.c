@@ -115,6 +115,53 @@ static void test_parse(optireduce_comm_t *comm)
 	CHECK(optireduce_comm_set_param(comm, "algorithm", "auto") == 0);
 }
 
+/* measure_exact: ranges naming up to four algorithms that run exact, or none. */
+static void test_parse_measure(optireduce_comm_t *comm)
+{
+	static const char *good[] = {
+	    "none",
+	    "",
+	    "4097-32769:recursive_doubling|rabenseifner",
+	    "0-1k:ring",
+	    "0-64k:tree|ring|transpose|rabenseifner,64k-inf:ring|tree",
+	};
+	static const char *bad[] = {
+	    "auto",
+	    "0-1k",
+	    "0-1k:",
+	    "0-1k:ring|",
+	    "0-1k:|ring",
+	    "0-1k:r||t",
+	    "1k-0:ring",
+	    "0-1k:rong",
+	    "0-1k:ring,",
+	    "0-1k:a|b|c|d|e",
+	    "0-1k:ring|tree|transpose|rabenseifner|recursive_doubling",
+	};
+	char v[512];
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		int ret = optireduce_comm_set_param(comm, "measure_exact", good[i]);
+		if (ret)
+			fprintf(stderr, "measure_exact=\"%s\": %d\n", good[i], ret);
+		CHECK(ret == 0);
+	}
+	CHECK(optireduce_comm_set_param(comm, "measure_exact", "0-1k:ring|tree") == 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int ret = optireduce_comm_set_param(comm, "measure_exact", bad[i]);
+		if (ret != -OPTIREDUCE_EINVAL)
+			fprintf(stderr, "measure_exact=\"%s\" accepted\n", bad[i]);
+		CHECK(ret == -OPTIREDUCE_EINVAL);
+		value_is(comm, "measure_exact", "0-1k:ring|tree");
+	}
+	CHECK(optireduce_comm_get_param(comm, "measure_calls", v, sizeof(v), NULL) == 0);
+	CHECK(strcmp(v, "8") == 0);
+	CHECK(optireduce_comm_set_param(comm, "measure_calls", "0") == -OPTIREDUCE_EINVAL);
+	CHECK(optireduce_comm_set_param(comm, "measure_calls", "65") == -OPTIREDUCE_EINVAL);
+	CHECK(optireduce_comm_set_param(comm, "measure_exact",
+	                                "4097-32769:recursive_doubling|rabenseifner") == 0);
+}
+
 static void test_choice(optireduce_comm_t *comm)
 {
 	int rd = alg_id("recursive_doubling"), ring = alg_id("ring"), tree = alg_id("tree");
@@ -127,8 +174,12 @@ static void test_choice(optireduce_comm_t *comm)
 	CHECK(ran(comm, 4096) == rd && ran(comm, 4100) == rab);
 	CHECK(ran(comm, 32768) == rab && ran(comm, 32772) == ring);
 	CHECK(optireduce_comm_algorithm_rule(comm, OPTIREDUCE_MODE_EXACT, rule, sizeof(rule)) == 0);
-	CHECK(strcmp(rule, "0-4097:recursive_doubling,4097-32769:rabenseifner,32769-inf:ring "
+	CHECK(strcmp(rule, "4097-32769:recursive_doubling|rabenseifner measured (measure_exact), "
+	                   "then 0-4097:recursive_doubling,4097-32769:rabenseifner,32769-inf:ring "
 	                   "(built-in)") == 0);
+	/* One rank measures nothing: no "measured so far". */
+	CHECK(!strstr(rule, "so far"));
+	CHECK(optireduce_comm_set_param(comm, "measure_exact", "none") == 0);
 	/* medium_msg_threshold at most small_msg_threshold: no Rabenseifner range. */
 	CHECK(optireduce_comm_set_param(comm, "small_msg_threshold", "16k") == 0);
 	CHECK(optireduce_comm_set_param(comm, "medium_msg_threshold", "0") == 0);
@@ -162,6 +213,8 @@ static void test_choice(optireduce_comm_t *comm)
 	      -OPTIREDUCE_EOVERFLOW);
 	CHECK(optireduce_comm_algorithm_rule(comm, (enum optireduce_mode)7, rule, sizeof(rule)) ==
 	      -OPTIREDUCE_EINVAL);
+	CHECK(optireduce_comm_set_param(comm, "measure_exact",
+	                                "4097-32769:recursive_doubling|rabenseifner") == 0);
 	CHECK(optireduce_comm_algorithm_rule(NULL, OPTIREDUCE_MODE_EXACT, rule, sizeof(rule)) ==
 	      -OPTIREDUCE_EBADHANDLE);
 }
@@ -187,6 +240,7 @@ int main(void)
 	if (ret)
 		return 1;
 	test_parse(comm);
+	test_parse_measure(comm);
 	test_choice(comm);
 	optireduce_comm_destroy(comm);
 	optireduce_finalize(ctx);
