@@ -2,7 +2,7 @@
 /*
  * Measured choice of the exact-mode algorithm (measure.h; docs/design.md, "Measured
  * choice").  measure_exact is byte ranges of the tune-string form whose names are lists,
- * "4097-32769:recursive_doubling|rabenseifner".  Per power-of-two size class (a class holds
+ * "4097-16385:recursive_doubling|rabenseifner".  Per power-of-two size class (a class holds
  * the sizes in (2^(k-1), 2^k]), call i of the first measure_calls x A takes algorithm i mod
  * A of the range that holds the class's first call; call measure_calls x A, on every rank,
  * first agrees on the algorithm with the least sum over ranks of each rank's median time,

@@ -28,12 +28,12 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	X(TUNE_BOUNDED, "tune_bounded", OR_PT_STRING, "auto", "", "",                              \
 	  "Bounded mode: the same, naming algorithms that run bounded (ring, transpose, tree)")    \
 	X(MEASURE_EXACT, "measure_exact", OR_PT_STRING,                                            \
-	  "4097-32769:recursive_doubling|rabenseifner", "", "",                                    \
+	  "4097-16385:recursive_doubling|rabenseifner", "", "",                                    \
 	  "Exact mode, after algorithm and tune_exact: byte ranges whose sizes are served by "     \
 	  "the fastest of the listed algorithms, measured: per power-of-two size class the "       \
 	  "first measure_calls calls per algorithm try each in turn, then the ranks agree on the " \
 	  "least median time; none = the built-in rule alone")                                     \
-	X(MEASURE_CALLS, "measure_calls", OR_PT_INT, "8", "1", "64",                               \
+	X(MEASURE_CALLS, "measure_calls", OR_PT_INT, "16", "1", "64",                               \
 	  "Exact mode, measure_exact: calls per algorithm and size class tried before choosing")   \
 	X(SMALL_MSG_THRESHOLD, "small_msg_threshold", OR_PT_SIZE, "4k", "0", "1g",                 \
 	  "Exact mode, algorithm auto: messages of at most this many bytes use recursive "         \

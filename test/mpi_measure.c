@@ -150,7 +150,7 @@ static void inflight_case(optireduce_comm_t *comm, int rd, int rab)
 	}
 	if ((chosen != rd && chosen != rab) || !agreed(chosen))
 		FAIL("in flight: chose %d\n", chosen);
-	set(comm, "measure_calls", "8");
+	set(comm, "measure_calls", "16");
 }
 
 int main(int argc, char **argv)

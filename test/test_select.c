@@ -121,7 +121,7 @@ static void test_parse_measure(optireduce_comm_t *comm)
 	static const char *good[] = {
 	    "none",
 	    "",
-	    "4097-32769:recursive_doubling|rabenseifner",
+	    "4097-16385:recursive_doubling|rabenseifner",
 	    "0-1k:ring",
 	    "0-64k:tree|ring|transpose|rabenseifner,64k-inf:ring|tree",
 	};
@@ -155,11 +155,11 @@ static void test_parse_measure(optireduce_comm_t *comm)
 		value_is(comm, "measure_exact", "0-1k:ring|tree");
 	}
 	CHECK(optireduce_comm_get_param(comm, "measure_calls", v, sizeof(v), NULL) == 0);
-	CHECK(strcmp(v, "8") == 0);
+	CHECK(strcmp(v, "16") == 0);
 	CHECK(optireduce_comm_set_param(comm, "measure_calls", "0") == -OPTIREDUCE_EINVAL);
 	CHECK(optireduce_comm_set_param(comm, "measure_calls", "65") == -OPTIREDUCE_EINVAL);
 	CHECK(optireduce_comm_set_param(comm, "measure_exact",
-	                                "4097-32769:recursive_doubling|rabenseifner") == 0);
+	                                "4097-16385:recursive_doubling|rabenseifner") == 0);
 }
 
 static void test_choice(optireduce_comm_t *comm)
@@ -174,7 +174,7 @@ static void test_choice(optireduce_comm_t *comm)
 	CHECK(ran(comm, 4096) == rd && ran(comm, 4100) == rab);
 	CHECK(ran(comm, 32768) == rab && ran(comm, 32772) == ring);
 	CHECK(optireduce_comm_algorithm_rule(comm, OPTIREDUCE_MODE_EXACT, rule, sizeof(rule)) == 0);
-	CHECK(strcmp(rule, "4097-32769:recursive_doubling|rabenseifner measured (measure_exact), "
+	CHECK(strcmp(rule, "4097-16385:recursive_doubling|rabenseifner measured (measure_exact), "
 	                   "then 0-4097:recursive_doubling,4097-32769:rabenseifner,32769-inf:ring "
 	                   "(built-in)") == 0);
 	/* One rank measures nothing: no "measured so far". */
@@ -214,7 +214,7 @@ static void test_choice(optireduce_comm_t *comm)
 	CHECK(optireduce_comm_algorithm_rule(comm, (enum optireduce_mode)7, rule, sizeof(rule)) ==
 	      -OPTIREDUCE_EINVAL);
 	CHECK(optireduce_comm_set_param(comm, "measure_exact",
-	                                "4097-32769:recursive_doubling|rabenseifner") == 0);
+	                                "4097-16385:recursive_doubling|rabenseifner") == 0);
 	CHECK(optireduce_comm_algorithm_rule(NULL, OPTIREDUCE_MODE_EXACT, rule, sizeof(rule)) ==
 	      -OPTIREDUCE_EBADHANDLE);
 }
