@@ -380,7 +380,7 @@ static int test_loss(optireduce_comm_t *comm, size_t count, double p_inject, dou
 			       (unsigned long long)rep_recovered);
 		/* Undisturbed runs see 0.7-1.0 p (LAST packets are never dropped).  The host's
 		 * own drops come in bursts the independent-loss theory does not describe: 1.67%
- * seen at 1% injected under make check -j2 gave 3.4x its nmse.  One rank's burst
+		 * seen at 1% injected under make check -j2 gave 3.4x its nmse.  One rank's burst
 		 * is enough: on a tree or a ring it reaches every rank downstream of it.  So is a
 		 * block that lost all of its packets (a sender descheduled past the deadline):
 		 * independent loss of p <= 0.2 takes all of a block's 12 packets once in 10^8. */
@@ -433,8 +433,9 @@ static int test_loss(optireduce_comm_t *comm, size_t count, double p_inject, dou
 		MPI_Allreduce(&out_of_bound, &any_out, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
 		if (any_out && !final) {
 			if (rank == 0)
-				printf("loss %.2f: nmse %.4f past its bound at %.4f lost: run again\n",
-				       p, nmse, seen);
+				printf(
+				    "loss %.2f: nmse %.4f past its bound at %.4f lost: run again\n",
+				    p, nmse, seen);
 			disturbed = 1;
 			goto out;
 		}
@@ -471,9 +472,13 @@ static void repair_case(optireduce_comm_t *comm, size_t count, double p_inject, 
                         int late)
 {
 	uint64_t all_recovered = 0;
+	/* With a late rank, whether its blocks are cut whole turns on scheduling (8 to 12
+	 * blocks fell back per run under make check; one more unrepaired loss of 9.3 % against
+	 * 10.1 % repaired): more runs before one is judged. */
+	int attempts = late ? 5 : 3;
 
-	for (int attempt = 1; attempt <= 3; attempt++) {
-		int final = attempt == 3;
+	for (int attempt = 1; attempt <= attempts; attempt++) {
+		int final = attempt == attempts;
 		/* The baseline is judged by loss_case already: a disturbed one is only retried.  A
 		 * late rank loses more than was injected by design: its baseline is used as is. */
 		if (test_loss(comm, count, p_inject, 0, trials, 0, 0, 0, 0) && !late && !final)
