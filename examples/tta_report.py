@@ -15,10 +15,17 @@ ranks); test accuracy minus Gloo's at the last evaluation both runs made (the
 same step); final test accuracy on all 10000 test images (at the run's last
 step); CPU busy during the run (a run near 100% measured the CPUs, not the
 links).
+
+With tta_runner.sh --seeds the runs are WAY-sSEED.*: each run is compared with
+Gloo's run of the same seed, and a row per way gives the median over the seeds
+(a run that did not reach the target counts as slower than every run that did).
 """
 import csv
+import glob
 import json
 import os
+import re
+import statistics
 import sys
 import textwrap
 
@@ -71,43 +78,92 @@ def fmt(v, spec, none="-"):
     return none if v is None or v != v else format(v, spec)
 
 
+def run_names(d):
+    """The runs of a scenario directory, in order: WAY, or WAY-sSEED per seed."""
+    names = [w for w in WAYS if os.path.exists(os.path.join(d, w + ".csv"))]
+    seeded = []
+    for path in glob.glob(os.path.join(d, "*-s*.csv")):
+        m = re.fullmatch(r"(\w+)-s(\d+)", os.path.basename(path)[:-4])
+        if m and m.group(1) in WAYS:
+            seeded.append((int(m.group(2)), WAYS.index(m.group(1)), m.group(0)))
+    return names + [n for _, _, n in sorted(seeded)]
+
+
+def way_of(name):
+    return name.split("-s")[0]
+
+
+def gloo_of(name):
+    """The Gloo run a run is compared with: the one of the same seed."""
+    return "gloo" + name[len(way_of(name)):]
+
+
+def run_row(sc, name, run, gloo, cpu):
+    s = run["summary"]
+    w = way_of(name)
+    tta = s.get("tta_s")
+    gloo_tta = gloo["summary"].get("tta_s") if gloo else None
+    gloo_acc = {st: a for st, _, a in gloo["evals"]} if gloo else {}
+    sooner = (100 * (gloo_tta - tta) / gloo_tta) if (tta and gloo_tta and w != "gloo") else None
+    common = [st for st, _, _ in run["evals"] if st in gloo_acc]
+    dacc = None
+    if common and w != "gloo":
+        k = max(common)
+        dacc = 100 * (dict((st, a) for st, _, a in run["evals"])[k] - gloo_acc[k])
+    ratio = run["comm_p99"] / run["comm_p50"] if run["comm_p50"] else None
+    return {
+        "scenario": sc, "way": name,
+        "reached": "yes" if s.get("reached") else ("no" if s else "failed"),
+        "tta_s": tta, "sooner_pct": sooner, "steps": s.get("tta_steps") or s.get("steps"),
+        "step_p50_s": s.get("step_p50_s"), "step_p99_s": s.get("step_p99_s"),
+        "comm_p50_s": run["comm_p50"], "comm_p99_s": run["comm_p99"],
+        "comm_p99_over_p50": ratio,
+        "lost_pct": 100 * run["lost"] if run["lost"] is not None else (0.0 if w != "bounded" else None),
+        "dacc_pp": dacc, "final_acc": s.get("final_acc"),
+        "cpu_busy_pct": float(cpu[name]["cpu_busy_pct"]) if name in cpu else None,
+        "exit": cpu[name]["exit"] if name in cpu else None,
+    }
+
+
+def median_of(rows, key):
+    vals = [r[key] for r in rows if r[key] is not None and r[key] == r[key]]
+    return statistics.median(vals) if vals else None
+
+
+def median_rows(sc, rows):
+    """Per way, the median over its seeds; TTA counts a run that missed the target as
+    slower than any that reached it, so a median that falls on one is "not reached"."""
+    out, gloo_tta = [], None
+    for w in WAYS:
+        mine = [r for r in rows if way_of(r["way"]) == w]
+        if len(mine) < 2:
+            continue
+        ttas = sorted(r["tta_s"] if r["reached"] == "yes" else float("inf") for r in mine)
+        tta = statistics.median(ttas)
+        tta = None if tta == float("inf") else tta
+        if w == "gloo":
+            gloo_tta = tta
+        row = {k: median_of(mine, k) for k in mine[0] if k not in ("scenario", "way", "reached", "exit")}
+        row.update({
+            "scenario": sc, "way": "%s, median of %d" % (w, len(mine)),
+            "reached": "%d of %d" % (sum(r["reached"] == "yes" for r in mine), len(mine)),
+            "tta_s": tta, "exit": None,
+            "sooner_pct": (100 * (gloo_tta - tta) / gloo_tta) if (tta and gloo_tta and w != "gloo") else None,
+        })
+        out.append(row)
+    return out
+
+
 def scenario_rows(out, sc):
     d = os.path.join(out, sc)
-    runs = {w: load_run(d, w) for w in WAYS}
+    runs = {name: load_run(d, name) for name in run_names(d)}
     cpu = {}
     if os.path.exists(os.path.join(d, "runs.tsv")):
         with open(os.path.join(d, "runs.tsv")) as f:
             for r in csv.DictReader(f, delimiter="\t"):
                 cpu[r["way"]] = r
-    gloo = runs.get("gloo")
-    gloo_tta = gloo["summary"].get("tta_s") if gloo else None
-    gloo_acc = {s: a for s, _, a in gloo["evals"]} if gloo else {}
-    rows = []
-    for w in WAYS:
-        run = runs[w]
-        if run is None:
-            continue
-        s = run["summary"]
-        tta = s.get("tta_s")
-        sooner = (100 * (gloo_tta - tta) / gloo_tta) if (tta and gloo_tta and w != "gloo") else None
-        common = [st for st, _, _ in run["evals"] if st in gloo_acc]
-        dacc = None
-        if common and w != "gloo":
-            k = max(common)
-            dacc = 100 * (dict((st, a) for st, _, a in run["evals"])[k] - gloo_acc[k])
-        ratio = run["comm_p99"] / run["comm_p50"] if run["comm_p50"] else None
-        rows.append({
-            "scenario": sc, "way": w,
-            "reached": "yes" if s.get("reached") else ("no" if s else "failed"),
-            "tta_s": tta, "sooner_pct": sooner, "steps": s.get("tta_steps") or s.get("steps"),
-            "step_p50_s": s.get("step_p50_s"), "step_p99_s": s.get("step_p99_s"),
-            "comm_p50_s": run["comm_p50"], "comm_p99_s": run["comm_p99"],
-            "comm_p99_over_p50": ratio,
-            "lost_pct": 100 * run["lost"] if run["lost"] is not None else (0.0 if w != "bounded" else None),
-            "dacc_pp": dacc, "final_acc": s.get("final_acc"),
-            "cpu_busy_pct": float(cpu[w]["cpu_busy_pct"]) if w in cpu else None,
-            "exit": cpu[w]["exit"] if w in cpu else None,
-        })
+    rows = [run_row(sc, name, run, runs.get(gloo_of(name)), cpu) for name, run in runs.items()]
+    rows += median_rows(sc, rows)
     cluster = ""
     if os.path.exists(os.path.join(d, "cluster.txt")):
         with open(os.path.join(d, "cluster.txt")) as f:
@@ -149,7 +205,9 @@ def table_md(all_rows, clusters, meta):
               "reduced.  lost: gradient elements bounded mode estimated instead of received, "
               "all ranks.  acc - Gloo's: at the last evaluation both runs made (same step).  "
               "final acc: all 10000 test images at the run's last step.  CPU: busy share of "
-              "all CPUs during the run.", ""]
+              "all CPUs during the run.  With seeds (WAY-sSEED) each run is compared with Gloo's run of "
+              "the same seed, and a row per way gives the medians over the seeds (TTA: a run "
+              "that missed the target counts as the slowest).", ""]
     return "\n".join(lines)
 
 
@@ -164,12 +222,16 @@ def plot(out, runs_by_sc, clusters, target):
     labels = {"gloo": "PyTorch Gloo", "exact": "liboptireduce exact",
               "bounded": "liboptireduce bounded"}
     for ax, (sc, runs) in zip(axes[0], runs_by_sc):
-        for w in WAYS:
-            run = runs.get(w)
+        labelled = set()
+        for name, run in runs.items():
+            w = way_of(name)
             if not run or not run["evals"]:
                 continue
             ax.plot([t for _, t, _ in run["evals"]], [a for _, _, a in run["evals"]],
-                    marker=".", color=colors[w], label=labels[w])
+                    marker=".", color=colors[w], linewidth=1 if name == w else 0.8,
+                    alpha=1 if name == w else 0.7,
+                    label=None if w in labelled else labels[w])
+            labelled.add(w)
         if target:
             ax.axhline(target, color="gray", linestyle="--", linewidth=0.8)
         ax.set_title("\n".join([sc] + textwrap.wrap(clusters[sc], 64)), fontsize=8)

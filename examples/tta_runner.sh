@@ -29,7 +29,12 @@
 #   --max-steps N    stop after N steps anyway (default 400)
 #   --short          the demo: harsh only, a 784-512-10 model (0.4 M parameters),
 #                    target 0.78, evaluations on 2000 test images; a few minutes
-#   --out DIR        results (default ./tta_results); DIR/SCENARIO/WAY.{csv,json,log}
+#   --seeds LIST     comma-separated training seeds: each way runs once per seed
+#                    (seed by seed, the ways in turn), and the table gives each
+#                    way's median over the seeds next to the runs; one run of the
+#                    training's own seed by default
+#   --out DIR        results (default ./tta_results); DIR/SCENARIO/WAY.{csv,json,log},
+#                    with --seeds DIR/SCENARIO/WAY-sSEED.{csv,json,log}
 #   --build DIR      build tree whose python/ and .libs/ to use (default: build/ next
 #                    to the sources if it has python/optireduce, else the installed
 #                    package)
@@ -65,12 +70,13 @@ declare -A PRESET=(
 )
 
 n=4 rate=100mbit target=0.80 max_steps=400 out=tta_results build="" py=/usr/bin/python3
-ways=gloo,exact,bounded run_timeout=3600 short=0 local=0
+ways=gloo,exact,bounded run_timeout=3600 short=0 local=0 seeds=""
 scenarios=() train_args=()
 cmdline="$0 $*"
 while [ $# -gt 0 ]; do
 	case $1 in
 	--ways) ways=${2:?}; shift 2 ;;
+	--seeds) seeds=${2:?}; shift 2 ;;
 	-n) n=${2:?}; shift 2 ;;
 	--rate) rate=${2:?}; shift 2 ;;
 	--target) target=${2:?}; shift 2 ;;
@@ -106,6 +112,17 @@ for w in "${way_list[@]}"; do
 	case $w in gloo | exact | bounded) ;; *) die "unknown way '$w' in --ways" ;; esac
 done
 [[ $n =~ ^[0-9]+$ ]] && [ "$n" -ge 2 ] || die "-n wants a number >= 2"
+[[ -z $seeds || $seeds =~ ^[0-9]+(,[0-9]+)*$ ]] || die "--seeds wants numbers separated by commas"
+# One run per way (name = way), or per seed and way (name = way-sSEED).
+runs=()
+if [ -z "$seeds" ]; then
+	runs=("${way_list[@]}")
+else
+	IFS=, read -r -a seed_list <<<"$seeds"
+	for s in "${seed_list[@]}"; do
+		for w in "${way_list[@]}"; do runs+=("$w-s$s"); done
+	done
+fi
 
 if [ "$local" = 0 ] && [ "$(id -u)" -ne 0 ]; then
 	echo "tta_runner.sh: the emulated cloud needs root: skipping (exit 77)" >&2
@@ -213,15 +230,17 @@ run_scenario() {
 		cloud_up "$sc" "$dir" "${up_args[@]}"
 	fi
 	printf 'way\texit\tseconds\tcpu_busy_pct\tcpu_steal_pct\n' >"$dir/runs.tsv"
-	for w in "${way_list[@]}"; do
+	for w in "${runs[@]}"; do
+		local seed_args=()
+		[[ $w == *-s* ]] && seed_args=(--seed "${w##*-s}")
 		i=$((i + 1))
-		echo "==> $sc: $w ($i/${#way_list[@]}), log $dir/$w.log"
+		echo "==> $sc: $w ($i/${#runs[@]}), log $dir/$w.log"
 		t0=$SECONDS
 		c0=$(cpu_read)
 		rc=0
-		launch $((29500 + i)) --comm "$w" --target "$target" --max-steps "$max_steps" \
+		launch $((29500 + i % 400)) --comm "${w%%-s*}" --target "$target" --max-steps "$max_steps" \
 			--csv "$dir/$w.csv" --label "$sc: $(cat "$dir/cluster.txt")" "${train_args[@]}" \
-			2>"$dir/$w.err" | tee "$dir/$w.log" || rc=$?
+			"${seed_args[@]}" 2>"$dir/$w.err" | tee "$dir/$w.log" || rc=$?
 		c1=$(cpu_read)
 		share=$(cpu_share "$c0" "$c1")
 		printf '%s\t%s\t%s\t%s\t%s\n' "$w" "$rc" $((SECONDS - t0)) ${share} >>"$dir/runs.tsv"
