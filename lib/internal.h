@@ -126,6 +126,12 @@ int or_comm_open_channels(optireduce_comm_t *c, int same_host);
 int or_comm_exchange_names(optireduce_comm_t *net, const struct optireduce_oob *oob,
                            const uint32_t *members, int status);
 void or_comm_free(optireduce_comm_t *c);
+/*
+ * One "lo-hi:names" entry of a tune string, len bytes: [lo, hi) and the text after the
+ * colon (names_len bytes at most, with its NUL), or -OPTIREDUCE_EINVAL (lib/select.c).
+ */
+int or_tune_entry(const char *e, size_t len, uint64_t *lo, uint64_t *hi, char *names,
+                  size_t names_len);
 /* The algorithm parameter names known algorithms (or_param_check): 0 or -EINVAL. */
 int or_select_check_param(enum or_param_id id, const char *value);
 

@@ -61,22 +61,16 @@ static int class_of(size_t bytes)
 static int parse_entry(const char *e, size_t len, uint64_t *lo, uint64_t *hi,
                        const struct or_alg **alg, int *nalg)
 {
-	char buf[OR_PARAM_STRLEN], *dash, *colon, *name, *save = NULL;
+	char names[OR_PARAM_STRLEN], *name, *save = NULL;
+	size_t n;
 
-	if (len == 0 || len >= sizeof(buf))
+	if (or_tune_entry(e, len, lo, hi, names, sizeof(names)))
 		return -OPTIREDUCE_EINVAL;
-	memcpy(buf, e, len);
-	buf[len] = '\0';
-	dash = strchr(buf, '-');
-	colon = dash ? strchr(dash, ':') : NULL;
-	if (!dash || !colon || colon[1] == '\0' || colon[1] == '|' ||
-	    colon[strlen(colon) - 1] == '|' || strstr(colon, "||"))
-		return -OPTIREDUCE_EINVAL;
-	*dash = *colon = '\0';
-	if (or_parse_size(buf, lo) || or_parse_size(dash + 1, hi) || *lo >= *hi)
+	n = strlen(names);
+	if (n == 0 || names[0] == '|' || names[n - 1] == '|' || strstr(names, "||"))
 		return -OPTIREDUCE_EINVAL;
 	*nalg = 0;
-	for (name = strtok_r(colon + 1, "|", &save); name; name = strtok_r(NULL, "|", &save)) {
+	for (name = strtok_r(names, "|", &save); name; name = strtok_r(NULL, "|", &save)) {
 		const struct or_alg *a = or_alg_by_name(name);
 		if (!a || !(a->channels & OR_CHAN_EXACT) || *nalg == OR_MEASURE_MAX_ALGS)
 			return -OPTIREDUCE_EINVAL;
