@@ -223,7 +223,24 @@ def percentile(values, q):
 
 COLUMNS = ("step", "wall_s", "elapsed_s", "step_s", "comm_s", "buckets", "loss", "test_acc",
            "train_loss_all", "lost", "lost_all", "blocks_empty", "overlap", "deadline_ms",
-           "hard_bounds")
+           "hard_bounds", "replica_spread")
+
+
+def replica_spread(net, seed):
+    """How far the ranks' model replicas are apart: the spread over ranks of one random
+    projection of all parameters, relative to its mean.  0 while replicas are identical
+    (Gloo, exact, bounded with consistent=1); bounded mode without it lets the ranks end an
+    operation with different values, and the replicas drift."""
+    g = torch.Generator().manual_seed(seed)
+    proj = sum(float((p.detach().double().flatten() *
+                      torch.randn(p.numel(), generator=g, dtype=torch.float64)).sum())
+               for p in net.parameters())
+    hi_lo = torch.tensor([proj, -proj], dtype=torch.float64)
+    total = torch.tensor([proj], dtype=torch.float64)
+    dist.all_reduce(hi_lo, op=dist.ReduceOp.MAX)
+    dist.all_reduce(total)
+    mean = total.item() / dist.get_world_size()
+    return (hi_lo[0].item() + hi_lo[1].item()) / abs(mean) if mean else 0.0
 
 
 def setup(args):
@@ -319,6 +336,7 @@ def main(argv=None):
             lost_since = [0, 0]
             dist.all_reduce(t)
             row["test_acc"] = "%.4f" % acc
+            row["replica_spread"] = "%.3g" % replica_spread(net.module, step)
             row["train_loss_all"] = "%.5f" % (t[0].item() / size)
             if comm is not None and comm.mode == "bounded" and t[2] > 0:
                 row["lost_all"] = "%.6f" % (t[1].item() / t[2].item())
