@@ -202,13 +202,13 @@ static void req_finish(optireduce_comm_t *comm, optireduce_req_t *r, int ret)
 	}
 }
 
-static void comm_lock(optireduce_comm_t *comm)
+void or_comm_lock(optireduce_comm_t *comm)
 {
 	if (comm->bounded)
 		or_bounded_lock(comm->bounded);
 }
 
-static void comm_unlock(optireduce_comm_t *comm)
+void or_comm_unlock(optireduce_comm_t *comm)
 {
 	if (comm->bounded)
 		or_bounded_unlock(comm->bounded);
@@ -220,7 +220,7 @@ static void comm_unlock(optireduce_comm_t *comm)
  */
 static void fail_all(optireduce_comm_t *comm, int err)
 {
-	comm_lock(comm);
+	or_comm_lock(comm);
 	/* Bounded: the other ranks are told at once, not left to find the silence. */
 	or_bounded_fail(comm->bounded, err);
 	while (comm->head) {
@@ -234,7 +234,7 @@ static void fail_all(optireduce_comm_t *comm, int err)
 		}
 	}
 	comm->failed = 1;
-	comm_unlock(comm);
+	or_comm_unlock(comm);
 }
 
 /*
@@ -317,9 +317,9 @@ int or_comm_progress(optireduce_comm_t *comm, int *activity)
 {
 	int ret;
 
-	comm_lock(comm);
+	or_comm_lock(comm);
 	ret = progress_locked(comm, activity);
-	comm_unlock(comm);
+	or_comm_unlock(comm);
 	return ret;
 }
 
@@ -329,9 +329,9 @@ int or_comm_wait_activity(optireduce_comm_t *comm, int timeout_ms)
 
 	if (!comm->bounded)
 		return or_ofi_wait(comm->rdm, timeout_ms);
-	comm_lock(comm);
+	or_comm_lock(comm);
 	ret = or_bounded_wait(comm->bounded, comm->rdm, timeout_ms);
-	comm_unlock(comm);
+	or_comm_unlock(comm);
 	return ret;
 }
 

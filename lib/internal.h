@@ -105,6 +105,10 @@ int or_check_args(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t 
 int or_op_post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                enum optireduce_dtype dtype, enum optireduce_op op, unsigned flags,
                optireduce_req_t **req);
+/* The bounded channel's progress thread stands aside while the holder works on comm; no-ops
+ * on a communicator without one. */
+void or_comm_lock(optireduce_comm_t *comm);
+void or_comm_unlock(optireduce_comm_t *comm);
 int or_comm_progress(optireduce_comm_t *comm, int *activity);
 int or_comm_wait_activity(optireduce_comm_t *comm, int timeout_ms);
 /* How long a waiter on comm polls, yielding, before it sleeps in the kernel: by the mode

@@ -19,19 +19,6 @@
 
 #define NCLASS 65 /* log2 classes of a size_t, 0 for 0 bytes */
 
-/* Trials complete in the bounded channel's progress thread too (or_measure_record). */
-static void lock(optireduce_comm_t *comm)
-{
-	if (comm->bounded)
-		or_bounded_lock(comm->bounded);
-}
-
-static void unlock(optireduce_comm_t *comm)
-{
-	if (comm->bounded)
-		or_bounded_unlock(comm->bounded);
-}
-
 struct measure_class {
 	int nalg;
 	const struct or_alg *alg[OR_MEASURE_MAX_ALGS];
@@ -136,13 +123,13 @@ static void agree(optireduce_comm_t *comm, struct measure_class *c, int k)
 	int full = 0, ret;
 	optireduce_req_t *req;
 
-	lock(comm);
+	or_comm_lock(comm); /* trials complete in the progress thread too */
 	for (int a = 0; a < c->nalg; a++) {
 		mine[2 * a] = c->n[a] ? (uint64_t)(1e3 * median(c->us[a], c->n[a])) : 0;
 		mine[2 * a + 1] = c->n[a] ? 1 : 0;
 	}
 	c->decided = 1; /* later trials are not recorded */
-	unlock(comm);
+	or_comm_unlock(comm);
 	ret = or_op_post(comm, mine, all, 2 * (size_t)c->nalg, OPTIREDUCE_UINT64, OPTIREDUCE_SUM,
 	                 OR_OP_EXACT | OR_OP_NOMEASURE, &req);
 	if (!ret)
@@ -202,7 +189,7 @@ const struct or_alg *or_measure_pick(optireduce_comm_t *comm, size_t bytes, stru
 	trial->slot = -1;
 	if (nalg <= 0 || comm->size < 2)
 		return NULL;
-	lock(comm);
+	or_comm_lock(comm);
 	m = state(comm, spec);
 	c = m ? m->cls[k] : NULL;
 	if (m && !c && (c = m->cls[k] = calloc(1, sizeof(*c)))) {
@@ -213,7 +200,7 @@ const struct or_alg *or_measure_pick(optireduce_comm_t *comm, size_t bytes, stru
 		trial->slot = k;
 		trial->alg = (int)(c->calls++ % (uint32_t)c->nalg);
 	}
-	unlock(comm);
+	or_comm_unlock(comm);
 	if (!c)
 		return NULL;
 	if (trial->slot >= 0)

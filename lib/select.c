@@ -177,8 +177,6 @@ const struct or_alg *or_select_algorithm(optireduce_comm_t *comm, size_t bytes, 
 
 	/* Parameter consistent agrees on Transpose's final phase (docs/design.md,
 	 * "Replica-consistent results"). */
-	if (trial)
-		trial->slot = -1;
 	if (bounded && or_param_int(&comm->params, OR_P_CONSISTENT) && comm->size > 1)
 		return from_tune("0-inf:transpose", bytes, bounded);
 	a = from_tune(or_param_str(&comm->params, OR_P_ALGORITHM), bytes, bounded);
