@@ -111,10 +111,10 @@ def _store_allgather(group):
 # training needed 120-160 steps to 0.80 against Gloo's 110-120; with it, seed 1 reached 0.80
 # at step 110 with Gloo's accuracy (bench/PERFORMANCE.md, "Time to accuracy").  multicast is
 # off: DDP's buckets overlap, so a try of the group phase at the whole rate overflows
-# receivers whose ingress the other bucket's sends already fill (a quarter of the try's data
-# lost), and with consistent each failed try held its step to about two deadlines: on a
-# clean network 12 of 110 steps took 1.5-2.9 s and bounded trained 14 % slower than exact
-# (docs/design.md, "Multicast").
+# receivers whose ingress the other bucket's sends already fill (a quarter of the
+# operation's datagrams lost), and with consistent each failed try held its step to about
+# two deadlines: on a clean network 12 of 110 steps took 1.5-2.9 s and bounded trained 14 %
+# slower than exact (docs/design.md, "Multicast").
 TRAINING_PARAMS = {"calib_percentile": "90", "calib_margin": "1.25", "consistent": "1",
                    "multicast": "off"}
 
