@@ -55,13 +55,16 @@ fi
 echo "polling (progress_wait=0): $max wake-ups"
 # Busy: operations back to back, datagrams arriving while the application holds the lock
 # (encoding, decoding).  fi_trywait then refuses, and a thread that retried at once spun
-# (15x the polling thread's wake-ups); it must back off like the polling thread.
+# (15x the polling thread's wake-ups); it must back off like the polling thread.  A thread
+# that sleeps in poll() also wakes for each burst of datagrams, which the polling one
+# reaps together every 2 ms: under the sanitizer, on two busy CPUs, it woke 3.2x as often
+# (1499 against 471) without spinning, so the bound is 4x.
 busy=(-m 1m:1m -i 20 -x 2)
 run "${busy[@]}" --param progress_wait=0
 polled=$max
 run "${busy[@]}" --param progress_wait=1
 echo "busy: $max wake-ups sleeping in poll(), $polled polling"
-if [ "$max" -gt $((2 * polled + 200)) ]; then
+if [ "$max" -gt $((4 * polled + 200)) ]; then
 	echo "FAIL: the thread that sleeps in poll() woke $max times, the polling one $polled: it spins"
 	exit 1
 fi
