@@ -24,6 +24,11 @@ summary next to it, and prints a progress line at each evaluation.
     overlap: the most buckets in flight at once when one of the step's started.
     comm_s: a step's gradient averaging, from its first bucket handed to the
         hook to its last one reduced.
+    The rest of the step (step_s - comm_s), in its parts: fwd_s, the forward
+        pass and loss; pre_s, zero_grad and the backward pass until its first
+        bucket is handed over; post_s, from the last bucket reduced until the
+        backward pass returns (DDP copies the buckets into the gradients);
+        opt_s, the optimizer step.
 
 Launch (Debian's /usr/bin/python3 has torch; the first python3 on PATH may not):
     torchrun --nproc_per_node 4 examples/train_fashion_mnist.py --comm bounded
@@ -201,9 +206,10 @@ class CommTimer:
         return self.inner(state, bucket).then(done)
 
     def take(self):
-        span = (self.last - self.first) if self.first is not None and self.last else 0.0
-        n, self.first, self.last, self.buckets = self.buckets, None, None, 0
-        return span, n
+        """(first bucket handed over, last one reduced, buckets) of the step; resets."""
+        got = (self.first, self.last, self.buckets)
+        self.first, self.last, self.buckets = None, None, 0
+        return got
 
 
 def gloo_hook(group, bucket):
@@ -223,7 +229,7 @@ def percentile(values, q):
 
 COLUMNS = ("step", "wall_s", "elapsed_s", "step_s", "comm_s", "buckets", "loss", "test_acc",
            "train_loss_all", "lost", "lost_all", "blocks_empty", "overlap", "deadline_ms",
-           "hard_bounds", "replica_spread")
+           "hard_bounds", "replica_spread", "fwd_s", "pre_s", "post_s", "opt_s")
 
 
 def replica_spread(net, seed):
@@ -308,19 +314,26 @@ def main(argv=None):
         x, y = batches.get(step)
         t0 = time.perf_counter()
         loss = nn.functional.cross_entropy(net(x), y)
+        t_fwd = time.perf_counter()
         opt.zero_grad()
         loss.backward()
+        t_bwd = time.perf_counter()
         opt.step()
-        dt = time.perf_counter() - t0
+        t_end = time.perf_counter()
+        dt = t_end - t0
         wall += dt
         step_times.append(dt)
-        span, nbuckets = timer.take()
+        first, last, nbuckets = timer.take()
+        span = last - first if first is not None and last is not None else 0.0
         comm_times.append(span)
         loss_sum += loss.item()
         st = comm.take_step_stats() if comm else None
         row = {"step": step, "wall_s": "%.4f" % wall,
                "elapsed_s": "%.3f" % (time.perf_counter() - t_start), "step_s": "%.4f" % dt,
-               "comm_s": "%.4f" % span, "buckets": nbuckets, "loss": "%.5f" % loss.item()}
+               "comm_s": "%.4f" % span, "buckets": nbuckets, "loss": "%.5f" % loss.item(),
+               "fwd_s": "%.4f" % (t_fwd - t0), "opt_s": "%.4f" % (t_end - t_bwd)}
+        if first is not None and last is not None:
+            row.update(pre_s="%.4f" % (first - t_fwd), post_s="%.4f" % (t_bwd - last))
         if st is not None:
             row.update(lost="%.6f" % st.fraction_lost, blocks_empty=st.contributions_missing,
                        overlap=st.ops_in_flight_max,
