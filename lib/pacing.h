@@ -27,7 +27,8 @@
 	X(BACKOFF, "backoff")   /* loss jumped above the usual level: -15% */                      \
 	X(HOLD_LINK, "hold-link") /* the endpoint refused sends: the local link paces us */        \
 	X(RESTORE, "restore")     /* first clean operation after backoffs: the rate before them */ \
-	X(CLIMB, "climb")         /* clean, below where the last loss began: halfway there */      \
+	X(CLIMB, "climb") /* clean below where the last loss began, or cut below what the link     \
+	                     took: halfway there */                                                \
 	X(PROBE, "probe")         /* clean: +5% */                                                 \
 	X(HOLD, "hold")           /* loss a little above the usual level: neither */
 
@@ -45,6 +46,7 @@ struct or_pacer {
 	double rate_mbps;       /* what senders pace at; read it after each or_pacer_update */
 	double loss_avg;        /* the usual loss, a fraction */
 	unsigned loss_ops;      /* operations in loss_avg while learning, up to OR_PACE_WARMUP */
+	unsigned echoes;        /* warm-up operations skipped as the first ones' loss echoing */
 	double took_mbps;       /* EWMA of what the endpoint took while refusing more; 0 = none */
 	double rate_before_cut; /* what the next restore returns to; 0 = none yet */
 	int cut_last_op;        /* a run of backoffs that no clean operation has ended yet */

@@ -51,14 +51,18 @@ static void test_random_loss_is_usual(void)
 	CHECK(fabs(p.loss_avg - 0.01) < 1e-9, "usual loss learnt: %.4f", p.loss_avg);
 }
 
-/* Heavy loss while learning (no usual level yet) still cuts. */
+/* Heavy loss while learning (no usual level yet) cuts as deep as the loss, 15-50 %. */
 static void test_learning_cuts_heavy_loss(void)
 {
 	struct or_pacer p;
 
 	or_pacer_init(&p, 400);
-	CHECK(op(&p, 0.2, 0, 0) == OR_PACE_LEARN && fabs(p.rate_mbps - 340) < 1e-9,
+	CHECK(op(&p, 0.2, 0, 0) == OR_PACE_LEARN && fabs(p.rate_mbps - 320) < 1e-9,
 	      "20%% loss while learning: 400 -> %.0f", p.rate_mbps);
+	CHECK(op(&p, 0.1, 0, 0) == OR_PACE_LEARN && fabs(p.rate_mbps - 272) < 1e-9,
+	      "10%% loss: at least 15%%, 320 -> %.0f", p.rate_mbps);
+	CHECK(op(&p, 0.7, 0, 0) == OR_PACE_LEARN && fabs(p.rate_mbps - 136) < 1e-9,
+	      "70%% loss: at most a half, 272 -> %.0f", p.rate_mbps);
 }
 
 /*
@@ -194,6 +198,64 @@ static void test_long_burst_climbs_back(void)
 	}
 }
 
+/*
+ * The warm-up on a 50 Mbit/s link: the first operation overflows the rate limiter, the next
+ * ones read that loss again in the peers' reports, and deadlines cut operations paced that
+ * low.  The rate stays at what the link took, and the usual level stays the network's.
+ */
+static void test_learning_overflow_echoes(void)
+{
+	struct or_pacer p;
+	struct or_pace_sample s = {.loss = 0.32, .took_mbps = 41, .link_bound = 1, .hit = 0};
+
+	or_pacer_init(&p, 400);
+	or_pacer_update(&p, &s);
+	s = (struct or_pace_sample){.loss = 0.35};
+	CHECK(or_pacer_update(&p, &s) == OR_PACE_LEARN && fabs(p.rate_mbps - 41) < 1e-9,
+	      "the overflow echoed by peers does not cut: %.1f", p.rate_mbps);
+	s = (struct or_pace_sample){.loss = 0.24, .hit = 1};
+	CHECK(or_pacer_update(&p, &s) == OR_PACE_LEARN && fabs(p.rate_mbps - 41) < 1e-9,
+	      "nor does a deadline's cut while learning: %.1f", p.rate_mbps);
+	s = (struct or_pace_sample){.loss = 0.01};
+	for (int i = 0; i < OR_PACE_WARMUP; i++)
+		or_pacer_update(&p, &s);
+	CHECK(fabs(p.loss_avg - 0.01) < 1e-9 && p.loss_ops == OR_PACE_WARMUP,
+	      "the usual level is the network's: %.4f after %u ops", p.loss_avg, p.loss_ops);
+}
+
+/* A link that keeps losing much is learnt after a few operations, and cuts as before. */
+static void test_learning_heavy_loss_link(void)
+{
+	struct or_pacer p;
+	struct or_pace_sample s = {.loss = 0.2, .took_mbps = 50, .link_bound = 1, .hit = 0};
+
+	or_pacer_init(&p, 400);
+	or_pacer_update(&p, &s);
+	s = (struct or_pace_sample){.loss = 0.1};
+	for (int i = 0; i < 2 * OR_PACE_WARMUP; i++)
+		or_pacer_update(&p, &s);
+	CHECK(p.loss_ops == OR_PACE_WARMUP && fabs(p.loss_avg - 0.1) < 1e-9,
+	      "10%% loss every op is learnt: %.3f after %u ops", p.loss_avg, p.loss_ops);
+	CHECK(p.rate_mbps < 50 * 0.85 * 0.85 * 0.85 + 1e-9,
+	      "and the learning ops cut as heavy loss: %.1f", p.rate_mbps);
+}
+
+/* A cut at a rate well below what the link took climbs halfway to it. */
+static void test_cut_below_link_climbs(void)
+{
+	struct or_pacer p = learnt(30);
+	struct or_pace_sample s = {.loss = 0, .took_mbps = 50, .link_bound = 1, .hit = 0};
+
+	or_pacer_update(&p, &s); /* the link's rate, seen once */
+	s = (struct or_pace_sample){.loss = 0.3, .hit = 1};
+	CHECK(or_pacer_update(&p, &s) == OR_PACE_CLIMB && fabs(p.rate_mbps - 40) < 1e-9,
+	      "cut at 30 below a 50 Mbit/s link: climb to %.1f", p.rate_mbps);
+	CHECK(or_pacer_update(&p, &s) == OR_PACE_CLIMB && fabs(p.rate_mbps - 45) < 1e-9,
+	      "and again: %.1f", p.rate_mbps);
+	CHECK(or_pacer_update(&p, &s) == OR_PACE_HOLD_CUT && fabs(p.rate_mbps - 45) < 1e-9,
+	      "near the link's rate a cut holds: %.1f", p.rate_mbps);
+}
+
 /* Deadline cuts hold the rate: their loss is the deadline's. */
 static void test_cut_holds(void)
 {
@@ -259,11 +321,14 @@ int main(void)
 	test_learning_rate_limited_link();
 	test_random_loss_is_usual();
 	test_learning_cuts_heavy_loss();
+	test_learning_overflow_echoes();
+	test_learning_heavy_loss_link();
 	test_burst_restores();
 	test_long_burst_climbs_back();
 	test_slower_network_settles();
 	test_new_loss_level_learnt();
 	test_cut_holds();
+	test_cut_below_link_climbs();
 	test_link_bound();
 	test_bounds();
 	printf("%s\n", check_failures ? "FAIL" : "PASS");
