@@ -148,12 +148,24 @@ gso_below_burst() {
 		warn "cannot set gso_max_size $size on $SW h$i"
 }
 
+# Bytes the host's own queue holds: --latency at RATE, and never fewer than
+# EGRESS_MIN_BYTES.  A host's NIC queue (1000 frames) holds more than a socket's send
+# buffer, so a UDP sender is refused (EAGAIN) before its own queue drops anything; at
+# 50 Mbit/s, 20 ms is 125 KB, less than the 92 datagrams (139 KB) a default UDP send
+# buffer lets out, and the host's qdisc dropped its sender's excess silently.
+EGRESS_MIN_BYTES=262144
+egress_limit() {
+	local burst=$1 q=$((RATE_BPS / 8 * LATENCY / 1000))
+	[ "$q" -lt "$EGRESS_MIN_BYTES" ] && q=$EGRESS_MIN_BYTES
+	echo $((q + burst))
+}
+
 # Apply rate limits and loss to host i (idempotent; used by up and set).
 shape_host() {
 	local i=$1 ns=orc-h$1 burst
 	if [ "$RATE_BPS" -gt 0 ]; then
 		burst=$(eff_burst)
-		tc -n "$ns" qdisc replace dev eth0 root tbf rate "${RATE_BPS}bit" burst "$burst" latency "${LATENCY}ms"
+		tc -n "$ns" qdisc replace dev eth0 root tbf rate "${RATE_BPS}bit" burst "$burst" limit "$(egress_limit "$burst")"
 		# The switch's port toward the host limits what the host receives.
 		if [ "${RATE_AT:-both}" = egress ]; then
 			tc -n "$SW" qdisc del dev "h$i" root 2>/dev/null || true
