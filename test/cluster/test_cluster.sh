@@ -101,6 +101,16 @@ after=$(tc -n orc-sw -s qdisc show dev h1 | awk '/Sent/ { print $2; exit }')
 ok "rate: $out (limit ${RATE_MBIT}mbit; ingress tbf passed $((after - before)) bytes)"
 "$CL" set --loss "$LOSS" >/dev/null
 
+# 3b. The host's own queue holds at least 256 KiB + burst (a UDP send buffer's worth and
+# more): at 50 Mbit/s tbf reports that as about 42 ms; the switch port keeps 20 ms.
+"$CL" set --rate 50mbit >/dev/null || fail "cluster.sh set --rate 50mbit"
+lat_of() { tc -n "$1" qdisc show dev "$2" | sed -n 's/.* lat \([0-9.]*\)ms.*/\1/p'; }
+egress=$(lat_of orc-h0 eth0) ingress=$(lat_of orc-sw h0)
+awk -v e="${egress:-0}" -v i="${ingress:-0}" 'BEGIN { exit !(e >= 41 && i < 25) }' ||
+	fail "50mbit: egress queue ${egress:-?} ms (want >= 41: 256 KiB), ingress ${ingress:-?} ms (want 20)"
+ok "50mbit: the host's egress queue is ${egress} ms (256 KiB + burst), the switch port's ${ingress} ms"
+"$CL" set --rate "${RATE_MBIT}mbit" >/dev/null
+
 # 4. mpirun: one rank per host, each in its own namespace (with 20% loss on).
 # shellcheck disable=SC2016
 out=$(timeout 45 "$CL" run -n 3 -- /bin/sh -c \
