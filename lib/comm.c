@@ -422,6 +422,7 @@ static int creation_only(int id)
 	                          OR_P_CALIB_OPS,
 	                          OR_P_CALIB_PERCENTILE,
 	                          OR_P_CALIB_MARGIN,
+	                          OR_P_CALIB_SLACK_US,
 	                          OR_P_EARLY_FRACTION,
 	                          OR_P_EARLY_TIMEOUT,
 	                          OR_P_ABSENT_FACTOR,

@@ -52,6 +52,7 @@ void or_tmo_config_default(struct or_tmo_config *cfg)
 	 */
 	cfg->calib_percentile = 50.0;
 	cfg->calib_margin = 1.1;
+	cfg->calib_slack_us = 2500;
 	cfg->min_us = 200;
 	cfg->max_us = 2000000;
 	/* Before anything is known, only the upper bound cannot cut a healthy operation. */
@@ -103,6 +104,8 @@ static int check_config(const struct or_tmo_config *c)
 	if (!(c->calib_percentile > 0.0 && c->calib_percentile <= 100.0))
 		return 0;
 	if (!(c->calib_margin >= 1.0 && isfinite(c->calib_margin)))
+		return 0;
+	if (c->calib_slack_us > UINT32_MAX)
 		return 0;
 	if (c->min_us == 0 || c->max_us < c->min_us || c->max_us > UINT32_MAX)
 		return 0;

@@ -18,7 +18,8 @@
  *
  * Per size class:
  *  - t_B, the hard bound: the first calib_ops completions are recorded, then
- *    t_B = (nearest-rank calib_percentile of them) * calib_margin.  Until
+ *    t_B = (nearest-rank calib_percentile of them) * calib_margin, and at
+ *    least that percentile + calib_slack_us.  Until
  *    then the deadline is initial_us.  A user timeout replaces all of this.
  *  - t_C, the normal completion time: the median of the last OR_TMO_WINDOW
  *    completions that did not hit the hard bound (a timed-out operation says
@@ -145,6 +146,7 @@ struct or_tmo_config {
 	uint32_t calib_ops;         /* K, 1..OR_TMO_CALIB_MAX */
 	double calib_percentile;    /* P in (0, 100], nearest-rank */
 	double calib_margin;        /* M >= 1 */
+	uint64_t calib_slack_us;    /* S: t_B >= percentile + S */
 	uint64_t min_us;            /* >= 1 */
 	uint64_t max_us;            /* >= min_us, <= UINT32_MAX (header estimates are 32-bit) */
 	uint64_t initial_us;        /* deadline while calibrating, in [min_us, max_us] */

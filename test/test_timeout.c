@@ -111,6 +111,9 @@ static const char *break_config(int i, struct or_tmo_config *c)
 	case 28:
 		c->loss_budget = NAN;
 		return "loss_budget NaN";
+	case 29:
+		c->calib_slack_us = (uint64_t)UINT32_MAX + 1;
+		return "calib_slack_us > UINT32_MAX";
 	case 24:
 		c->nranks = OR_TMO_INLINE_RANKS + 1;
 		return "nranks > OR_TMO_INLINE_RANKS, no store";
@@ -241,6 +244,35 @@ static void test_calibration(void)
 	      "t_C restarts at the median of the calibration samples (1050)");
 	CHECK(or_tmo_decide(&t, 1 * KB) == c.initial_us && !or_tmo_calibrated(&t, 1 * KB),
 	      "another size class is still calibrating (initial_us)");
+}
+
+/* The slack floor: a short phase gets calib_slack_us past its percentile, a long one its margin. */
+static void test_calibration_slack(void)
+{
+	static struct or_tmo t;
+	struct or_tmo_config c = base_cfg();
+	const struct {
+		uint64_t phase_us, expect;
+	} cases[] = {
+	    {4000, 6500},     /* 1.25 x 4000 = 5000 < 4000 + 2500 */
+	    {10000, 12500},   /* 12500 both ways */
+	    {100000, 125000}, /* the margin's 25 % is more than the slack */
+	};
+
+	c.calib_ops = 16;
+	c.calib_percentile = 50;
+	c.calib_margin = 1.25; /* exact in binary, so t_B has no rounding */
+	c.calib_slack_us = 2500;
+	for (size_t n = 0; n < sizeof(cases) / sizeof(cases[0]); n++) {
+		uint64_t d;
+
+		or_tmo_init(&t, &c);
+		calibrate_flat(&t, c.calib_ops, cases[n].phase_us);
+		d = or_tmo_decide(&t, SZ);
+		CHECK(d == cases[n].expect, "phases of %llu µs, M 1.25, slack 2500: t_B %llu (expected %llu)",
+		      (unsigned long long)cases[n].phase_us, (unsigned long long)d,
+		      (unsigned long long)cases[n].expect);
+	}
 }
 
 static void test_user_timeout(void)
@@ -540,6 +572,7 @@ int main(void)
 	test_names();
 	test_size_class();
 	test_calibration();
+	test_calibration_slack();
 	test_user_timeout();
 	test_phase();
 	printf("%s: %d failure(s)\n", check_failures ? "FAIL" : "PASS", check_failures);

@@ -25,6 +25,7 @@ static struct or_tmo_config base_cfg(void)
 	/* The arithmetic below is written for these, whatever the defaults become. */
 	c.calib_percentile = 95.0;
 	c.calib_margin = 1.5;
+	c.calib_slack_us = 0;
 	return c;
 }
 

@@ -127,6 +127,7 @@ static void tmo_config(const struct or_bounded *b, struct or_tmo_config *cfg)
 	cfg->calib_ops = (uint32_t)or_bd_param_i(b, OR_P_CALIB_OPS);
 	cfg->calib_percentile = or_bd_param_d(b, OR_P_CALIB_PERCENTILE);
 	cfg->calib_margin = or_bd_param_d(b, OR_P_CALIB_MARGIN);
+	cfg->calib_slack_us = (uint64_t)or_bd_param_i(b, OR_P_CALIB_SLACK_US);
 	cfg->backoff_after_us = (uint64_t)or_bd_param_i(b, OR_P_BACKOFF_AFTER_US);
 	cfg->loss_budget = or_bd_param_d(b, OR_P_LOSS_BUDGET);
 	cfg->early_fraction = or_bd_param_d(b, OR_P_EARLY_FRACTION);
