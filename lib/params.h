@@ -113,8 +113,8 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "Bounded mode: percentile of the calibration phase times that sets t_B")                 \
 	X(CALIB_MARGIN, "calib_margin", OR_PT_DOUBLE, "1.1", "1", "100",                           \
 	  "Bounded mode: t_B = percentile * margin; the default deadline is 1.1x a normal phase")  \
-	X(CALIB_SLACK_US, "calib_slack_us", OR_PT_INT, "2500", "0", "600000000",                  \
-	  "Bounded mode: t_B is at least the percentile plus this much, so that a phase of a "    \
+	X(CALIB_SLACK_US, "calib_slack_us", OR_PT_INT, "2500", "0", "600000000",                   \
+	  "Bounded mode: t_B is at least the percentile plus this much, so that a phase of a "     \
 	  "few ms is not cut for a scheduler's time slice")                                        \
 	X(BACKOFF_AFTER_US, "backoff_after_us", OR_PT_INT, "5000000", "0", "600000000",            \
 	  "Bounded mode: the deadline backs off (x1.5 per cut) only once heavy-loss cuts in a "    \

@@ -49,6 +49,7 @@ static void finish_calibration(struct or_tmo *t, struct or_tmo_class *k)
 	uint32_t n = k->ncalib;
 	double rank;
 	uint32_t idx;
+	double pct;
 
 	sort_u32(k->calib, n);
 	/* Nearest rank; P * n first, so that 95 * 20 / 100 is exactly 19. */
@@ -56,14 +57,13 @@ static void finish_calibration(struct or_tmo *t, struct or_tmo_class *k)
 	idx = rank < 1.0 ? 0 : (uint32_t)rank - 1;
 	if (idx >= n)
 		idx = n - 1;
-	k->t_b = (double)k->calib[idx] * t->cfg.calib_margin;
+	pct = (double)k->calib[idx];
 	/*
 	 * A margin in proportion leaves a 4 ms phase 0.4 ms, less than one time slice of a rank
 	 * that shares its CPU: on a clean network 64 KiB lost 0.54 % of its data to such cuts
 	 * (docs/design.md, "Deadlines and the timeout controller").
 	 */
-	if (k->t_b < (double)k->calib[idx] + (double)t->cfg.calib_slack_us)
-		k->t_b = (double)k->calib[idx] + (double)t->cfg.calib_slack_us;
+	k->t_b = fmax(pct * t->cfg.calib_margin, pct + (double)t->cfg.calib_slack_us);
 
 	k->t_c0 = median_sorted(k->calib, n);
 	/* t_C0 divides every later deadline. */

@@ -269,7 +269,8 @@ static void test_calibration_slack(void)
 		or_tmo_init(&t, &c);
 		calibrate_flat(&t, c.calib_ops, cases[n].phase_us);
 		d = or_tmo_decide(&t, SZ);
-		CHECK(d == cases[n].expect, "phases of %llu µs, M 1.25, slack 2500: t_B %llu (expected %llu)",
+		CHECK(d == cases[n].expect,
+		      "phases of %llu µs, M 1.25, slack 2500: t_B %llu (expected %llu)",
 		      (unsigned long long)cases[n].phase_us, (unsigned long long)d,
 		      (unsigned long long)cases[n].expect);
 	}
