@@ -212,15 +212,28 @@ size_t or_ofi_group_rx_depth(const struct or_ofi *o)
 	return or_ofi_group_joined(o) ? or_ofi_rx_depth(o) : 0;
 }
 
-void or_ofi_group_resize(struct or_ofi *o, size_t bytes)
+static int group_socket(struct or_ofi *o)
 {
 	unsigned char name[128];
 	size_t len = sizeof(name);
-	int fd;
 
 	if (!or_ofi_group_joined(o) || fi_getname(&o->gep->fid, name, &len) || len > sizeof(name))
-		return;
-	fd = or_ofi_find_socket(name, len);
+		return -1;
+	return or_ofi_find_socket(name, len);
+}
+
+void or_ofi_group_resize(struct or_ofi *o, size_t bytes)
+{
+	int fd = group_socket(o);
+
 	if (fd >= 0)
 		or_ofi_resize_socket(fd, bytes);
+}
+
+void or_ofi_group_resize_sndbuf(struct or_ofi *o, size_t bytes)
+{
+	int fd = group_socket(o);
+
+	if (fd >= 0)
+		or_ofi_resize_sndbuf(fd, bytes);
 }

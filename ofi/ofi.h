@@ -108,6 +108,8 @@ size_t or_ofi_max_msg(const struct or_ofi *o);
  * Returns the size the kernel reports afterwards, 0 when there is no socket to resize.
  */
 size_t or_ofi_set_rcvbuf(struct or_ofi *o, size_t bytes);
+/* The same for the kernel send buffer (and the group's socket, when joined). */
+size_t or_ofi_set_sndbuf(struct or_ofi *o, size_t bytes);
 /* How many receives the endpoint accepts posted at once (0: the provider does not say). */
 size_t or_ofi_rx_depth(const struct or_ofi *o);
 
@@ -153,6 +155,8 @@ int or_ofi_group_recv(struct or_ofi *o, void *buf, size_t len, struct or_ofi_xfe
 int or_ofi_group_send(struct or_ofi *o, const void *buf, size_t len, struct or_ofi_xfer *x);
 /* The group socket's receive buffer to bytes, as or_ofi_set_rcvbuf does for the endpoint. */
 void or_ofi_group_resize(struct or_ofi *o, size_t bytes);
+/* The group socket's send buffer to bytes. */
+void or_ofi_group_resize_sndbuf(struct or_ofi *o, size_t bytes);
 
 /*
  * After a failure, before the memory of posted transfers is freed: cancels every transfer

@@ -14,5 +14,7 @@ int or_ofi_find_socket(const void *name, size_t len);
 int or_ofi_unbound_sockets(int *fds, int max);
 /* Best effort: the socket's receive buffer to bytes; returns what the kernel reports then. */
 size_t or_ofi_resize_socket(int fd, size_t bytes);
+/* Best effort: the socket's send buffer to bytes; returns what the kernel reports then. */
+size_t or_ofi_resize_sndbuf(int fd, size_t bytes);
 
 #endif /* OR_OFI_SOCK_H */

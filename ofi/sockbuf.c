@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Socket receive buffer of a socket-backed datagram endpoint (libfabric's udp).
+ * Socket buffers of a socket-backed datagram endpoint (libfabric's udp).
  *
  * A kernel socket buffer of the default size (~200 KB, about 75 datagrams) overflows in
  * a millisecond when a rank is descheduled on a busy host, and libfabric has no call to
@@ -40,11 +40,16 @@ static int same_endpoint(const struct sockaddr_storage *a, const void *name, siz
 	return 0;
 }
 
-static size_t rcvbuf_of(int fd)
+static size_t sockbuf_of(int fd, int opt)
 {
 	int v = 0;
 	socklen_t l = sizeof(v);
-	return getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, &l) == 0 && v > 0 ? (size_t)v : 0;
+	return getsockopt(fd, SOL_SOCKET, opt, &v, &l) == 0 && v > 0 ? (size_t)v : 0;
+}
+
+static size_t rcvbuf_of(int fd)
+{
+	return sockbuf_of(fd, SO_RCVBUF);
 }
 
 int or_ofi_find_socket(const void *name, size_t len)
@@ -122,18 +127,43 @@ size_t or_ofi_resize_socket(int fd, size_t bytes)
 	return rcvbuf_of(fd);
 }
 
-size_t or_ofi_set_rcvbuf(struct or_ofi *o, size_t bytes)
+/* The endpoint's own socket, -1 when it has none. */
+static int endpoint_socket(struct or_ofi *o)
 {
 	unsigned char name[128];
 	size_t len = sizeof(name);
-	int fd;
 
-	if (!bytes || or_ofi_getname(o, name, &len) || len > sizeof(name))
-		return 0;
-	fd = or_ofi_find_socket(name, len);
+	if (or_ofi_getname(o, name, &len) || len > sizeof(name))
+		return -1;
+	return or_ofi_find_socket(name, len);
+}
+
+size_t or_ofi_set_rcvbuf(struct or_ofi *o, size_t bytes)
+{
+	int fd = bytes ? endpoint_socket(o) : -1;
+
 	if (fd < 0)
 		return 0;
 	/* The group's socket takes as much as the endpoint's (group.c). */
 	or_ofi_group_resize(o, bytes);
 	return or_ofi_resize_socket(fd, bytes);
+}
+
+size_t or_ofi_resize_sndbuf(int fd, size_t bytes)
+{
+	int want = bytes > (size_t)(1 << 30) ? 1 << 30 : (int)bytes;
+
+	/* Below the kernel's floor the floor applies; the report is the doubled value. */
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof(want));
+	return sockbuf_of(fd, SO_SNDBUF);
+}
+
+size_t or_ofi_set_sndbuf(struct or_ofi *o, size_t bytes)
+{
+	int fd = bytes ? endpoint_socket(o) : -1;
+
+	if (fd < 0)
+		return 0;
+	or_ofi_group_resize_sndbuf(o, bytes);
+	return or_ofi_resize_sndbuf(fd, bytes);
 }

@@ -253,6 +253,11 @@ int or_bounded_connect(struct or_bounded *b, const void *names, size_t stride)
 		or_log(OR_LOG_INFO, "datagram socket receive buffer: %zu bytes%s", got,
 		       got ? "" : " (no socket found: left as the provider made it)");
 	}
+	if (!ret && or_bd_param_i(b, OR_P_SOCKET_SNDBUF)) {
+		size_t got = or_ofi_set_sndbuf(b->ep, (size_t)or_bd_param_i(b, OR_P_SOCKET_SNDBUF));
+		or_log(OR_LOG_INFO, "datagram socket send buffer: %zu bytes%s", got,
+		       got ? "" : " (no socket found: left as the provider made it)");
+	}
 	if (!ret && or_bd_param_i(b, OR_P_PROGRESS_THREAD) && b->comm->size > 1)
 		or_bd_progress_start(b);
 	return ret;
