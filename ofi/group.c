@@ -222,18 +222,10 @@ static int group_socket(struct or_ofi *o)
 	return or_ofi_find_socket(name, len);
 }
 
-void or_ofi_group_resize(struct or_ofi *o, size_t bytes)
+void or_ofi_group_resize(struct or_ofi *o, size_t bytes, size_t (*resize)(int, size_t))
 {
 	int fd = group_socket(o);
 
 	if (fd >= 0)
-		or_ofi_resize_socket(fd, bytes);
-}
-
-void or_ofi_group_resize_sndbuf(struct or_ofi *o, size_t bytes)
-{
-	int fd = group_socket(o);
-
-	if (fd >= 0)
-		or_ofi_resize_sndbuf(fd, bytes);
+		resize(fd, bytes);
 }

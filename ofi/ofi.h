@@ -153,10 +153,9 @@ size_t or_ofi_group_rx_depth(const struct or_ofi *o);
 int or_ofi_group_recv(struct or_ofi *o, void *buf, size_t len, struct or_ofi_xfer *x);
 /* Like or_ofi_send, once to the whole group. */
 int or_ofi_group_send(struct or_ofi *o, const void *buf, size_t len, struct or_ofi_xfer *x);
-/* The group socket's receive buffer to bytes, as or_ofi_set_rcvbuf does for the endpoint. */
-void or_ofi_group_resize(struct or_ofi *o, size_t bytes);
-/* The group socket's send buffer to bytes. */
-void or_ofi_group_resize_sndbuf(struct or_ofi *o, size_t bytes);
+/* The group socket's buffer to bytes with resize (sock.h's), as or_ofi_set_rcvbuf and
+ * or_ofi_set_sndbuf do for the endpoint. */
+void or_ofi_group_resize(struct or_ofi *o, size_t bytes, size_t (*resize)(int, size_t));
 
 /*
  * After a failure, before the memory of posted transfers is freed: cancels every transfer

@@ -138,17 +138,6 @@ static int endpoint_socket(struct or_ofi *o)
 	return or_ofi_find_socket(name, len);
 }
 
-size_t or_ofi_set_rcvbuf(struct or_ofi *o, size_t bytes)
-{
-	int fd = bytes ? endpoint_socket(o) : -1;
-
-	if (fd < 0)
-		return 0;
-	/* The group's socket takes as much as the endpoint's (group.c). */
-	or_ofi_group_resize(o, bytes);
-	return or_ofi_resize_socket(fd, bytes);
-}
-
 size_t or_ofi_resize_sndbuf(int fd, size_t bytes)
 {
 	int want = bytes > (size_t)(1 << 30) ? 1 << 30 : (int)bytes;
@@ -158,12 +147,23 @@ size_t or_ofi_resize_sndbuf(int fd, size_t bytes)
 	return sockbuf_of(fd, SO_SNDBUF);
 }
 
-size_t or_ofi_set_sndbuf(struct or_ofi *o, size_t bytes)
+/* The endpoint's socket, and the group's, which takes as much (group.c), resized. */
+static size_t set_buffer(struct or_ofi *o, size_t bytes, size_t (*resize)(int, size_t))
 {
 	int fd = bytes ? endpoint_socket(o) : -1;
 
 	if (fd < 0)
 		return 0;
-	or_ofi_group_resize_sndbuf(o, bytes);
-	return or_ofi_resize_sndbuf(fd, bytes);
+	or_ofi_group_resize(o, bytes, resize);
+	return resize(fd, bytes);
+}
+
+size_t or_ofi_set_rcvbuf(struct or_ofi *o, size_t bytes)
+{
+	return set_buffer(o, bytes, or_ofi_resize_socket);
+}
+
+size_t or_ofi_set_sndbuf(struct or_ofi *o, size_t bytes)
+{
+	return set_buffer(o, bytes, or_ofi_resize_sndbuf);
 }
