@@ -29,6 +29,11 @@ summary next to it, and prints a progress line at each evaluation.
         bucket is handed over; post_s, from the last bucket reduced until the
         backward pass returns (DDP copies the buckets into the gradients);
         opt_s, the optimizer step.
+    cpu_s: the CPU time of the process (every thread: the library's and Gloo's
+        included) during the step; the JSON summary's cpu_per_step_s is its mean
+        over ranks and steps; fwd_cpu_s, the forward pass's share.
+    start_spread_p50_ms (JSON): the median over steps of how far apart the ranks
+        began the step, meaningful where the ranks share a clock (one machine).
 
 Launch (Debian's /usr/bin/python3 has torch; the first python3 on PATH may not):
     torchrun --nproc_per_node 4 examples/train_fashion_mnist.py --comm bounded
@@ -229,7 +234,8 @@ def percentile(values, q):
 
 COLUMNS = ("step", "wall_s", "elapsed_s", "step_s", "comm_s", "buckets", "loss", "test_acc",
            "train_loss_all", "lost", "lost_all", "blocks_empty", "overlap", "deadline_ms",
-           "hard_bounds", "replica_spread", "fwd_s", "pre_s", "post_s", "opt_s")
+           "hard_bounds", "replica_spread", "fwd_s", "pre_s", "post_s", "opt_s", "cpu_s",
+           "fwd_cpu_s")
 
 
 def replica_spread(net, seed):
@@ -304,7 +310,8 @@ def main(argv=None):
                             args.target, head["library"]), flush=True)
 
     step_times, comm_times, reached_at = [], [], None
-    wall = 0.0
+    wall = cpu_train = 0.0
+    starts = []  # each step's start (CLOCK_MONOTONIC, the same clock on every rank of a host)
     loss_sum = 0.0
     lost_since = [0, 0]  # elements lost and expected on this rank since the last evaluation
     dist.barrier()
@@ -312,15 +319,18 @@ def main(argv=None):
     acc = float("nan")
     for step in range(1, args.max_steps + 1):
         x, y = batches.get(step)
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         loss = nn.functional.cross_entropy(net(x), y)
-        t_fwd = time.perf_counter()
+        t_fwd, c_fwd = time.perf_counter(), time.process_time()
+        starts.append(t0)
         opt.zero_grad()
         loss.backward()
         t_bwd = time.perf_counter()
         opt.step()
         t_end = time.perf_counter()
         dt = t_end - t0
+        cpu = time.process_time() - c0
+        cpu_train += cpu
         wall += dt
         step_times.append(dt)
         first, last, nbuckets = timer.take()
@@ -331,7 +341,8 @@ def main(argv=None):
         row = {"step": step, "wall_s": "%.4f" % wall,
                "elapsed_s": "%.3f" % (time.perf_counter() - t_start), "step_s": "%.4f" % dt,
                "comm_s": "%.4f" % span, "buckets": nbuckets, "loss": "%.5f" % loss.item(),
-               "fwd_s": "%.4f" % (t_fwd - t0), "opt_s": "%.4f" % (t_end - t_bwd)}
+               "fwd_s": "%.4f" % (t_fwd - t0), "opt_s": "%.4f" % (t_end - t_bwd),
+               "cpu_s": "%.4f" % cpu, "fwd_cpu_s": "%.4f" % (c_fwd - c0)}
         if first is not None and last is not None:
             row.update(pre_s="%.4f" % (first - t_fwd), post_s="%.4f" % (t_bwd - last))
         if st is not None:
@@ -369,6 +380,12 @@ def main(argv=None):
             break
     final_acc = evaluate(net.module, x_test, y_test, rank, size, len(x_test))
     total = comm.stats if comm else None
+    cpu_all = torch.tensor([cpu_train], dtype=torch.float64)
+    dist.all_reduce(cpu_all)
+    mine = torch.tensor(starts, dtype=torch.float64)
+    every = [torch.zeros_like(mine) for _ in range(size)]
+    dist.all_gather(every, mine)
+    spread = (torch.stack(every).max(0).values - torch.stack(every).min(0).values).median()
     if rank == 0:
         summary = {
             "comm": args.comm, "label": args.label, "ranks": size, "parameters": nparams,
@@ -381,6 +398,8 @@ def main(argv=None):
             "step_p99_s": round(percentile(step_times, 99), 4),
             "comm_p50_s": round(percentile(comm_times, 50), 4),
             "comm_p99_s": round(percentile(comm_times, 99), 4),
+            "cpu_per_step_s": round(cpu_all.item() / size / step, 4),
+            "start_spread_p50_ms": round(1e3 * spread.item(), 2),
             "rank0_fraction_lost": total.fraction_lost if total else 0.0,
             "rank0_hard_bounds": total.hard_bounds if total else 0,
             "csv": os.path.abspath(args.csv),
