@@ -13,7 +13,8 @@ step time P50/P99; gradient averaging time per step (first bucket handed over
 to last reduced) P50, P99, P99/P50 and mean; the rest of the step (forward,
 backward before the first bucket, optimizer: step time minus averaging),
 mean; the compute (forward and the backward before the first bucket) P25, and
-the share of steps in which it took more than twice that; share of gradient elements lost (all
+the share of steps in which it took more than twice that; the forward pass's
+wall time over its CPU time, and how far apart the ranks start a step; share of gradient elements lost (all
 ranks); test accuracy minus Gloo's at the last evaluation both runs made (the
 same step); final test accuracy on all 10000 test images (at the run's last
 step); CPU busy during the run (a run near 100% measured the CPUs, not the
@@ -81,6 +82,10 @@ def load_run(d, way):
     run["compute_p25"] = percentile(compute, 25) if compute else None
     run["compute_slow"] = (sum(c > 2 * run["compute_p25"] for c in compute) / len(compute)
                            if compute else None)
+    fwd = [(float(r["fwd_s"]), float(r["fwd_cpu_s"])) for r in rows
+           if r.get("fwd_s") and r.get("fwd_cpu_s")]
+    fwd_cpu = sum(c for _, c in fwd)
+    run["fwd_stretch"] = sum(w for w, _ in fwd) / fwd_cpu if fwd_cpu > 0 else None
     lost = [float(r["lost_all"]) for r in rows if r.get("lost_all")]
     run["lost"] = sum(lost) / len(lost) if lost else None
     return run
@@ -133,6 +138,7 @@ def run_row(sc, name, run, gloo, cpu):
         "comm_mean_s": run["comm_mean"], "rest_mean_s": run["rest_mean"],
         "compute_p25_s": run["compute_p25"],
         "compute_slow_pct": 100 * run["compute_slow"] if run["compute_slow"] is not None else None,
+        "fwd_stretch": run["fwd_stretch"], "start_spread_ms": s.get("start_spread_p50_ms"),
         "lost_pct": 100 * run["lost"] if run["lost"] is not None else (0.0 if w != "bounded" else None),
         "dacc_pp": dacc, "final_acc": s.get("final_acc"),
         "cpu_busy_pct": float(cpu[name]["cpu_busy_pct"]) if name in cpu else None,
@@ -187,7 +193,7 @@ def scenario_rows(out, sc):
 
 
 HEADER = ("| way | reached | TTA (s) | sooner than Gloo | steps | step P50/P99 (s) | "
-          "averaging P50/P99 (s) | P99/P50 | averaging mean (s) | rest of step mean (s) | compute P25 (s), slow | lost | acc - Gloo's (pp) | final acc | CPU |")
+          "averaging P50/P99 (s) | P99/P50 | averaging mean (s) | rest of step mean (s) | compute P25 (s), slow | forward wall/CPU, starts apart (ms) | lost | acc - Gloo's (pp) | final acc | CPU |")
 
 
 def table_md(all_rows, clusters, meta):
@@ -203,7 +209,7 @@ def table_md(all_rows, clusters, meta):
         lines += ["## %s" % sc, "", "`%s`" % clusters[sc], "", HEADER,
                   "|" + "---|" * (HEADER.count("|") - 1)]
         for r in rows:
-            lines.append("| %s | %s | %s | %s | %s | %s / %s | %s / %s | %s | %s | %s | %s, %s | %s | %s | %s | %s |" % (
+            lines.append("| %s | %s | %s | %s | %s | %s / %s | %s / %s | %s | %s | %s | %s, %s | %s, %s | %s | %s | %s | %s |" % (
                 r["way"], r["reached"], fmt(r["tta_s"], ".1f"),
                 fmt(r["sooner_pct"], "+.0f") + ("%" if r["sooner_pct"] is not None else ""),
                 r["steps"] if r["steps"] is not None else "-",
@@ -213,6 +219,7 @@ def table_md(all_rows, clusters, meta):
                 fmt(r["comm_mean_s"], ".3f"), fmt(r["rest_mean_s"], ".3f"),
                 fmt(r["compute_p25_s"], ".3f"),
                 fmt(r["compute_slow_pct"], ".0f") + ("%" if r["compute_slow_pct"] is not None else ""),
+                fmt(r["fwd_stretch"], ".2f"), fmt(r["start_spread_ms"], ".0f"),
                 fmt(r["lost_pct"], ".2f") + ("%" if r["lost_pct"] is not None else ""),
                 fmt(r["dacc_pp"], "+.2f"), fmt(r["final_acc"], ".4f"),
                 fmt(r["cpu_busy_pct"], ".0f") + ("%" if r["cpu_busy_pct"] is not None else "")))
@@ -224,7 +231,7 @@ def table_md(all_rows, clusters, meta):
               "backward before the first bucket, optimizer).  Compute: the forward pass and the "
               "backward before the first bucket; slow: the share of steps in which it took "
               "more than twice its P25 (the CPUs were busy with something else, such as the "
-              "cross traffic's kernel work).  lost: gradient elements bounded mode estimated instead of received, "
+              "cross traffic's kernel work).  Forward wall/CPU: the forward passes' wall time over their CPU time (1.0: the rank had a CPU to itself); starts apart: the median over steps of how far apart the ranks began a step (ranks that start together compete for shared CPUs).  lost: gradient elements bounded mode estimated instead of received, "
               "all ranks.  acc - Gloo's: at the last evaluation both runs made (same step).  "
               "final acc: all 10000 test images at the run's last step.  CPU: busy share of "
               "all CPUs during the run.  With seeds (WAY-sSEED) each run is compared with Gloo's run of "
