@@ -110,6 +110,14 @@ size_t or_ofi_max_msg(const struct or_ofi *o);
 size_t or_ofi_set_rcvbuf(struct or_ofi *o, size_t bytes);
 /* The same for the kernel send buffer (and the group's socket, when joined). */
 size_t or_ofi_set_sndbuf(struct or_ofi *o, size_t bytes);
+/* The endpoint socket's send buffer as the kernel reports it; 0 without a socket. */
+size_t or_ofi_sndbuf(struct or_ofi *o);
+/*
+ * Bytes the endpoint's socket has handed to the host and the host has not sent yet
+ * (SIOCOUTQ: in the qdisc or the device, counted as the send buffer counts them), or -1
+ * without a socket.  One system call; the socket is looked up once.
+ */
+long or_ofi_send_queued(struct or_ofi *o);
 /* How many receives the endpoint accepts posted at once (0: the provider does not say). */
 size_t or_ofi_rx_depth(const struct or_ofi *o);
 

@@ -35,6 +35,7 @@ struct or_ofi {
 	int av_identity; /* addrs[i] == i: a source fi_addr is the peer's index */
 	int kind;
 	int send_err; /* libfabric's code of the last failed or_ofi_send, for the log */
+	int sock_fd;  /* the endpoint's socket (sockbuf.c): -1 none, -2 not looked up yet */
 	int closed;   /* or_ofi_quiesce closed it: it takes and returns nothing */
 	/* RDM: transfers posted and not completed, newest first (or_ofi_quiesce). */
 	struct or_ofi_xfer *posted;

@@ -10,13 +10,16 @@
  * socket (verbs UD, EFA) simply has none to find.
  */
 #include <dirent.h>
+#include <linux/sockios.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 
 #include "ofi.h"
+#include "ofi_int.h"
 #include "sock.h"
 
 /* Same family and port, and the same address unless one side is the wildcard. */
@@ -127,15 +130,18 @@ size_t or_ofi_resize_socket(int fd, size_t bytes)
 	return rcvbuf_of(fd);
 }
 
-/* The endpoint's own socket, -1 when it has none. */
+/* The endpoint's own socket, -1 when it has none; looked up once (a scan of the fds). */
 static int endpoint_socket(struct or_ofi *o)
 {
 	unsigned char name[128];
 	size_t len = sizeof(name);
 
-	if (or_ofi_getname(o, name, &len) || len > sizeof(name))
-		return -1;
-	return or_ofi_find_socket(name, len);
+	if (o->sock_fd != -2)
+		return o->sock_fd;
+	o->sock_fd = -1;
+	if (!or_ofi_getname(o, name, &len) && len <= sizeof(name))
+		o->sock_fd = or_ofi_find_socket(name, len);
+	return o->sock_fd;
 }
 
 size_t or_ofi_resize_sndbuf(int fd, size_t bytes)
@@ -166,4 +172,19 @@ size_t or_ofi_set_rcvbuf(struct or_ofi *o, size_t bytes)
 size_t or_ofi_set_sndbuf(struct or_ofi *o, size_t bytes)
 {
 	return set_buffer(o, bytes, or_ofi_resize_sndbuf);
+}
+
+size_t or_ofi_sndbuf(struct or_ofi *o)
+{
+	int fd = endpoint_socket(o);
+	return fd < 0 ? 0 : sockbuf_of(fd, SO_SNDBUF);
+}
+
+long or_ofi_send_queued(struct or_ofi *o)
+{
+	int fd = endpoint_socket(o), v = 0;
+
+	if (fd < 0 || ioctl(fd, SIOCOUTQ, &v) != 0 || v < 0)
+		return -1;
+	return v;
 }

@@ -2,7 +2,7 @@
 /*
  * ofi/sockbuf.c on this host alone: the kernel buffers of a udp endpoint's socket are set to
  * what was asked (the kernel reports the double it keeps), read back from the socket itself,
- * and 0 leaves them as they were.  Skipped (77) without libfabric's udp.
+ * and 0 leaves them as they were; an idle socket's send queue reads 0.  Skipped (77) without libfabric's udp.
  */
 #include <stdio.h>
 #include <sys/socket.h>
@@ -49,6 +49,9 @@ int main(void)
 	got = or_ofi_set_sndbuf(o, 1);
 	CHECK(got > 0 && got < 16384 && sockopt(fd, SO_SNDBUF) == got,
 	      "below the kernel's floor the floor applies: %zu", got);
+	CHECK(or_ofi_sndbuf(o) == got, "the send buffer read back: %zu", or_ofi_sndbuf(o));
+	CHECK(or_ofi_send_queued(o) == 0, "an idle socket has nothing queued: %ld",
+	      or_ofi_send_queued(o));
 	before = sockopt(fd, SO_RCVBUF);
 	CHECK(or_ofi_set_rcvbuf(o, 0) == 0 && sockopt(fd, SO_RCVBUF) == before,
 	      "0 leaves the receive buffer: %zu", sockopt(fd, SO_RCVBUF));

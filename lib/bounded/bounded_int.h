@@ -16,6 +16,7 @@
 #include "liveness.h"
 #include "pacing.h"
 #include "sendfail.h"
+#include "sendq.h"
 #include "timeout.h"
 #include "../../ofi/ofi.h"
 
@@ -244,6 +245,8 @@ struct or_bounded {
 	double refused_since_us; /* the endpoint has refused the current datagram since */
 	struct or_sendfail sendfail;
 	uint64_t tx_failed; /* send completions with an error status (under ofi_lock) */
+	uint64_t tx_handed; /* datagrams the endpoint took (under ofi_lock) */
+	struct or_sendq sendq; /* the socket's send buffer sized to its queue's drain rate */
 	double share; /* of pace.rate_mbps the current incast group may use, see or_bd_pump() */
 	uint64_t inject_state;
 	struct or_tmo tmo;
@@ -313,6 +316,9 @@ static inline const char *or_bd_param_s(const struct or_bounded *b, enum or_para
 /* progress.c */
 void or_bd_sleep_us(long us);
 void or_bd_progress_start(struct or_bounded *b);
+/* sndbuf.c: the send buffer at connect, then sized by readings of its queue. */
+void or_bd_sndbuf_init(struct or_bounded *b);
+void or_bd_sndbuf_reading(struct or_bounded *b);
 void or_bd_progress_stop(struct or_bounded *b);
 
 /* channel.c */

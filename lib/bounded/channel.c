@@ -253,11 +253,8 @@ int or_bounded_connect(struct or_bounded *b, const void *names, size_t stride)
 		or_log(OR_LOG_INFO, "datagram socket receive buffer: %zu bytes%s", got,
 		       got ? "" : " (no socket found: left as the provider made it)");
 	}
-	if (!ret && or_bd_param_i(b, OR_P_SOCKET_SNDBUF)) {
-		size_t got = or_ofi_set_sndbuf(b->ep, (size_t)or_bd_param_i(b, OR_P_SOCKET_SNDBUF));
-		or_log(OR_LOG_INFO, "datagram socket send buffer: %zu bytes%s", got,
-		       got ? "" : " (no socket found: left as the provider made it)");
-	}
+	if (!ret)
+		or_bd_sndbuf_init(b);
 	if (!ret && or_bd_param_i(b, OR_P_PROGRESS_THREAD) && b->comm->size > 1)
 		or_bd_progress_start(b);
 	return ret;
@@ -301,6 +298,7 @@ int or_bounded_poll(struct or_bounded *b)
 	if (ret < 0)
 		return ret;
 	ret += or_bd_drain_ready(b);
+	or_bd_sndbuf_reading(b);
 	/* After the drain: what just arrived says its sender lives. */
 	failed = or_bd_peers_check(b);
 	if (failed < 0)

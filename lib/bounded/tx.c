@@ -155,6 +155,8 @@ static int hand_to_endpoint(struct or_bounded *b, uint32_t peer, const struct or
 	if (ret) {
 		t->next = b->tx_free;
 		b->tx_free = t;
+	} else {
+		b->tx_handed++;
 	}
 	pthread_mutex_unlock(&b->ofi_lock);
 	return ret;

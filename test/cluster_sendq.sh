@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# The send buffer sized from its queue's drain (send_queue_us, docs/design.md "Pacing") on
+# 3 emulated hosts, through the library's own path (bench/optireduce_bench, bounded
+# Transpose at 64 KiB):
+#   1. 100 Mbit/s links: every rank measures the drain near the link's rate as the socket
+#      counts bytes (100 Mbit/s is 8.1k datagrams/s, 12-30 kB/ms at 1.5-3.6 KB each) and
+#      cuts its buffer to 2 ms of it, far under the system's ~200 KB;
+#   2. unlimited links: the queue empties between readings, nothing is resized;
+#   3. send_queue_us=0 on the limited links: nothing is resized.
+# Exit 77 without root or network namespaces, or when a cluster is already up.
+here=$(cd "$(dirname "$0")" && pwd)
+cl=$here/cluster/cluster.sh
+top=$(cd "${top_builddir:-.}" && pwd)
+bench=$top/bench/optireduce_bench
+[ "$(id -u)" -eq 0 ] || { echo "needs root: skip"; exit 77; }
+for c in ip tc iptables-legacy mpirun unshare; do
+	command -v "$c" >/dev/null 2>&1 || { echo "'$c' not found: skip"; exit 77; }
+done
+unshare --net true 2>/dev/null || { echo "no network namespaces: skip"; exit 77; }
+exec 8>/tmp/orc-cluster-tests.lock
+flock -w 900 8 || { echo "another cluster test kept the emulated cloud: skip"; exit 77; }
+if ip netns list 2>/dev/null | grep -q '^orc-'; then
+	echo "an emulated cluster is already up: skip"
+	exit 77
+fi
+[ -x "$bench" ] || { echo "$bench not built"; exit 99; }
+log=$(mktemp)
+trap '"$cl" down >/dev/null 2>&1 || true; rm -f "$log"' EXIT
+
+# run EXTRA_MPIRUN_ARGS...: the benchmark's log (level 2) in $log; fails on its failure.
+run() {
+	timeout 300 "$cl" run -n 3 -x OPTIREDUCE_LOG_LEVEL=2 "$@" -- "$bench" --mode bounded \
+		--algorithm transpose -f -m 64k:64k --iter-large 40 --warmup-large 8 \
+		--sync-start 20 >"$log" 2>&1 || { tail -20 "$log"; echo "FAIL: the benchmark failed"; return 1; }
+}
+# The resizes the log reports: "RANK BYTES RATE" per line.
+resizes() {
+	sed -n 's/^optireduce\[\([0-9]*\)\] info: datagram socket send buffer: \([0-9]*\) bytes, [0-9]* us of the \([0-9.]*\) kB\/ms.*/\1 \2 \3/p' "$log"
+}
+rc=0
+"$cl" up -n 3 --rate 100mbit >/dev/null || { echo "cluster.sh up failed"; exit 99; }
+echo "== 100 Mbit/s: each rank cuts its buffer to 2 ms of the drain"
+run || rc=1
+resizes
+for r in 0 1 2; do
+	last=$(resizes | awk -v r="$r" '$1 == r { l = $0 } END { print l }')
+	if ! awk -v l="$last" 'BEGIN { split(l, f, " "); exit !(f[3] >= 12 && f[3] <= 30 &&
+		f[2] >= 0.9 * 2000 * f[3] && f[2] <= 1.1 * 2000 * f[3]) }'; then
+		echo "FAIL: rank $r: last resize '${last:-none}' is not 2 ms of 12-30 kB/ms"
+		rc=1
+	fi
+done
+echo "== 100 Mbit/s, send_queue_us=0: nothing resized"
+run -x OPTIREDUCE_SEND_QUEUE_US=0 || rc=1
+[ -z "$(resizes)" ] || { resizes; echo "FAIL: resized with send_queue_us=0"; rc=1; }
+"$cl" set --rate none >/dev/null || { echo "cluster.sh set failed"; exit 99; }
+echo "== unlimited links: nothing resized"
+run || rc=1
+[ -z "$(resizes)" ] || { resizes; echo "FAIL: resized on unlimited links"; rc=1; }
+[ $rc -eq 0 ] && echo "all passed"
+exit $rc
