@@ -361,9 +361,12 @@ int or_bd_send_datagram(struct or_bounded *b, struct or_bounded_op *op, uint32_t
 {
 	int ret = hand_to_endpoint(b, peer, h, payload);
 
-	if (ret < 0 && op)
+	if (ret < 0 && op) {
 		send_failed(b, op, peer, ret);
-	else if (!ret)
+	} else if (!ret) {
 		or_sendfail_ok(&b->sendfail, peer);
+		/* The socket took one: a later refusal starts its own retry window. */
+		b->blocked = 0;
+	}
 	return ret;
 }
