@@ -47,9 +47,7 @@ size_t or_sendq_reading(struct or_sendq *q, double now_us, size_t queued, uint64
 {
 	size_t want;
 
-	if (q->limit_us <= 0 || !q->buf)
-		return 0;
-	if (q->t_us >= 0 && now_us - q->t_us < OR_SENDQ_SPAN_US)
+	if (!or_sendq_due(q, now_us))
 		return 0;
 	q->span_rate = 0;
 	if (q->t_us >= 0 && span_measures(q, queued, handed)) {

@@ -47,6 +47,12 @@ struct or_sendq {
 /* buf: the socket's send buffer now (0: none). */
 void or_sendq_init(struct or_sendq *q, size_t buf, double limit_us);
 
+/* Whether a reading at now_us can tell anything: sizing on, a socket, the span passed. */
+static inline int or_sendq_due(const struct or_sendq *q, double now_us)
+{
+	return q->limit_us > 0 && q->buf && (q->t_us < 0 || now_us - q->t_us >= OR_SENDQ_SPAN_US);
+}
+
 /*
  * One reading at now_us: bytes still queued in the socket, datagrams handed to it so far.
  * Returns the buffer to set (bytes as the kernel counts them), or 0 to leave it; the

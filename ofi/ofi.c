@@ -209,12 +209,11 @@ int or_ofi_open(enum or_ofi_kind kind, const struct or_ofi_want *want, struct or
 	if (ret)
 		return ret == -FI_ENODATA ? -OPTIREDUCE_ENOPROVIDER : or_fi_to_or(ret);
 	o = calloc(1, sizeof(*o));
-	if (o)
-		o->sock_fd = -2;
 	if (!o) {
 		fi_freeinfo(list);
 		return -OPTIREDUCE_ENOMEM;
 	}
+	o->sock_fd = -2;
 	/* Try the best candidate; if it fails to open, drop it and try the next. */
 	for (;;) {
 		fi = nfailed < OR_MAX_TRIES ? or_ofi_choose(list, kind, want, failed, nfailed)

@@ -26,7 +26,7 @@ void or_bd_sndbuf_init(struct or_bounded *b)
 		       got, b->sendq.limit_us);
 }
 
-/* One reading of the socket's queue, at most every OR_SENDQ_SPAN_US; resizes on its answer. */
+/* One reading of the socket's queue when one is due; resizes on its answer. */
 void or_bd_sndbuf_reading(struct or_bounded *b)
 {
 	struct or_sendq *q = &b->sendq;
@@ -35,8 +35,8 @@ void or_bd_sndbuf_reading(struct or_bounded *b)
 	long queued;
 	uint64_t handed;
 
-	if (!q->buf || (q->t_us >= 0 && now - q->t_us < OR_SENDQ_SPAN_US))
-		return;
+	if (!or_sendq_due(q, now))
+		return; /* before the lock and the system call: this runs on every poll */
 	pthread_mutex_lock(&b->ofi_lock);
 	queued = or_ofi_send_queued(b->ep);
 	handed = b->tx_handed;
