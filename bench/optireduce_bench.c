@@ -56,6 +56,7 @@ struct bench {
 	 * against the hypervisor's steal of the same moment (cpu_steal.sh) */
 	double *start[IMPL_COUNT];
 	double *maxlat; /* MAX over ranks (rank 0) */
+	struct ob_iters iter[IMPL_COUNT]; /* for --csv */
 	FILE *csv;
 	int bounded;
 };
@@ -121,8 +122,9 @@ static void sleeping_barrier(long sync_ms)
 	}
 }
 
-/* Waits for rank 0's start time, ms ahead of its clock; returns 1 if it had passed. */
-static int sync_start(long ms)
+/* Waits for rank 0's start time, ms ahead of its clock, stored in *start_s; returns 1 if
+ * it had passed. */
+static int sync_start(long ms, double *start_s)
 {
 	struct timespec now, at;
 	int64_t start_ns = 0;
@@ -134,6 +136,7 @@ static int sync_start(long ms)
 	MPI_Bcast(&start_ns, 1, MPI_INT64_T, 0, MPI_COMM_WORLD);
 	at.tv_sec = (time_t)(start_ns / 1000000000);
 	at.tv_nsec = (long)(start_ns % 1000000000);
+	*start_s = (double)at.tv_sec + 1e-9 * (double)at.tv_nsec;
 	clock_gettime(CLOCK_REALTIME, &now);
 	if ((int64_t)now.tv_sec * 1000000000 + now.tv_nsec > start_ns)
 		return 1;
@@ -159,12 +162,12 @@ static void time_one(struct bench *b, enum impl impl, size_t size, long it, long
 	const struct options *o = b->o;
 	size_t count = size / optireduce_dtype_size(o->dtype);
 	struct optireduce_status st;
-	double t0, t1, cpu0;
+	double t0, t1, cpu0, start_at = 0, late_us = 0;
 	int ret;
 
 	sleeping_barrier(o->sync_ms);
 	if (o->sync_ms > 0)
-		t->late_starts += sync_start(o->sync_ms);
+		t->late_starts += sync_start(o->sync_ms, &start_at);
 	if (straggles(o, it)) {
 		struct timespec ts = {o->delay_us / 1000000, (o->delay_us % 1000000) * 1000};
 		while (nanosleep(&ts, &ts) && errno == EINTR)
@@ -172,8 +175,11 @@ static void time_one(struct bench *b, enum impl impl, size_t size, long it, long
 	}
 	cpu0 = process_cpu_s();
 	t0 = bench_now_s();
-	if (it >= warmup)
+	if (it >= warmup) {
 		b->start[impl][it - warmup] = bench_wall_s();
+		if (o->sync_ms > 0)
+			late_us = 1e6 * (b->start[impl][it - warmup] - start_at);
+	}
 	if (impl != IMPL_MPI) {
 		ret = optireduce_allreduce(b->comm[impl == IMPL_OURS_B], b->sbuf, b->rbuf[impl],
 		                           count, o->dtype, o->op, &st);
@@ -183,6 +189,8 @@ static void time_one(struct bench *b, enum impl impl, size_t size, long it, long
 			       it, optireduce_strerror(ret));
 		double got = (double)(st.elements_received[0] + st.elements_received[1]);
 		double want = (double)(st.elements_expected[0] + st.elements_expected[1]);
+		if (it >= warmup)
+			ob_iters_note(&b->iter[impl], it - warmup, late_us, &st);
 		if (it >= warmup && b->bounded) {
 			t->sums[0] += (double)st.contributions_missing;
 			t->sums[1] += (double)st.contributions_expected;
@@ -198,6 +206,8 @@ static void time_one(struct bench *b, enum impl impl, size_t size, long it, long
 		if (ret != MPI_SUCCESS)
 			ob_die("MPI_Allreduce(%zu bytes, iteration %ld) failed: error %d", size, it,
 			       ret);
+		if (it >= warmup)
+			ob_iters_note(&b->iter[impl], it - warmup, late_us, NULL);
 	}
 	if (it >= warmup) {
 		b->lat[impl][it - warmup] = (t1 - t0) * 1e6;
@@ -235,6 +245,8 @@ static void summarize(struct bench *b, enum impl impl, size_t size, long iters,
 	MPI_Reduce(t->sums, tot, 4, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
 	MPI_Reduce(&t->late_starts, &total_late, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
 	MPI_Reduce(&t->cpu_s, &cpu, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+	if (o->csv)
+		ob_iters_reduce(&b->iter[impl], iters);
 	if (ob_rank != 0)
 		return;
 	res->cpu_ms = iters > 0 ? 1e3 * cpu / ((double)ob_nranks * (double)iters) : 0;
@@ -244,8 +256,8 @@ static void summarize(struct bench *b, enum impl impl, size_t size, long iters,
 		       ob_impl_name[impl], size, total_late);
 	if (b->csv) {
 		for (long it = 0; it < iters; it++)
-			bench_csv_row(b->csv, ob_impl_name[impl], size, it, b->maxlat[it],
-			              &b->start[impl][it]);
+			ob_iters_csv_row(b->csv, &b->iter[impl], ob_impl_name[impl], size, it,
+			                 b->maxlat[it], b->start[impl][it]);
 		fflush(b->csv);
 	}
 	bench_stats_of(b->maxlat, iters, &res->t);
@@ -403,6 +415,8 @@ static void alloc_bench(const struct options *o, struct bench *b, size_t maxcoun
 		b->start[k] = calloc((size_t)maxiters, sizeof(double));
 		if (!b->lat[k] || !b->start[k])
 			ob_die("out of memory");
+		if (o->csv)
+			ob_iters_alloc(&b->iter[k], maxiters);
 	}
 	b->maxlat = calloc((size_t)maxiters, sizeof(double));
 	if (!b->maxlat)
@@ -411,7 +425,7 @@ static void alloc_bench(const struct options *o, struct bench *b, size_t maxcoun
 		b->csv = fopen(o->csv, "w");
 		if (!b->csv)
 			ob_die("cannot write %s: %s", o->csv, strerror(errno));
-		fprintf(b->csv, "impl,size,iter,latency_us,start_s\n");
+		fputs(ob_iters_csv_head(), b->csv);
 	}
 }
 
@@ -461,6 +475,7 @@ static void free_bench(struct bench *b, optireduce_ctx_t *ctx)
 		free(b->rbuf[k]);
 		free(b->lat[k]);
 		free(b->start[k]);
+		ob_iters_free(&b->iter[k]);
 	}
 	free(b->maxlat);
 }

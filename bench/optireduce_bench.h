@@ -7,6 +7,7 @@
 #define OR_OPTIREDUCE_BENCH_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include <mpi.h>
 
@@ -74,6 +75,23 @@ double ob_input(int r, size_t i, enum optireduce_op op);
 int ob_inputs_overflow(enum optireduce_dtype dt, enum optireduce_op op);
 int ob_validate(const void *rbuf, size_t count, enum optireduce_dtype dt, enum optireduce_op op,
                 int bounded, double loss, double *rel_err);
+
+/* optireduce_bench_csv.c: per timed call, for --csv.  max: the latest rank's lateness
+ * (us after the synchronised start) and the first phase's deadline (us), MAX over ranks;
+ * sum: elements lost in phases 1 and 2 and expected in both (bounded mode), summed over ranks; the
+ * _all arrays hold the reductions on rank 0. */
+struct ob_iters {
+	double *max, *sum, *max_all, *sum_all;
+};
+void ob_iters_alloc(struct ob_iters *r, long iters);
+void ob_iters_free(struct ob_iters *r);
+/* Call i of this rank: st is NULL for MPI_Allreduce. */
+void ob_iters_note(struct ob_iters *r, long i, double late_us,
+                   const struct optireduce_status *st);
+void ob_iters_reduce(struct ob_iters *r, long iters);
+const char *ob_iters_csv_head(void);
+void ob_iters_csv_row(FILE *csv, const struct ob_iters *r, const char *impl, size_t size,
+                      long i, double latency_us, double start_s);
 
 /* optireduce_bench_report.c: rank 0's output */
 

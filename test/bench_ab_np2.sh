@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # optireduce_bench --compare-param: variant B runs interleaved with A, both validated
 # by the benchmark itself (it aborts on a wrong sum), B's row and the A/B ratios printed,
-# every iteration of A, B and MPI in the CSV; malformed or unknown parameters refused.
+# every iteration of A, B and MPI in the CSV with its deadline and cut; malformed or unknown parameters refused.
 # One host: every rank on the network, as on a host of its own (hierarchy=0).
 export OPTIREDUCE_HIERARCHY=0
 top_srcdir=${top_srcdir:-.}
@@ -28,6 +28,16 @@ for impl in optireduce optireduce-b mpi; do
 	n=$(grep -c "^$impl,65536," "$tmp/lat.csv")
 	[ "$n" = 6 ] || fail "$impl: $n CSV rows at 65536, want 6"
 done
+# Each call's lateness (0 without --sync-start), deadline and cut: bounded calls have a
+# deadline and expect elements, and lose at most those; MPI's have none of the three.
+head -n 1 "$tmp/lat.csv" | grep -qx \
+	'impl,size,iter,latency_us,start_s,late_us,deadline_us,lost_phase1,lost_phase2,elements_expected' ||
+	fail "CSV header: $(head -n 1 "$tmp/lat.csv")"
+awk -F, 'NR == 1 { next }
+	NF != 10 || $6 != 0 { bad++; next }
+	$1 == "mpi" { if ($7 != 0 || $8 != 0 || $9 != 0 || $10 != 0) bad++; next }
+	$7 <= 0 || $10 <= 0 || $8 < 0 || $9 < 0 || $8 + $9 > $10 { bad++ }
+	END { exit(bad > 0) }' "$tmp/lat.csv" || fail "CSV per-call columns out of range"
 
 # Refused before anything runs: not NAME=VALUE, an unknown name, a bad value, with --only mpi.
 for bad in "--compare-param timeout_us" "--compare-param =1" \
