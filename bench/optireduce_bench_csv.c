@@ -3,7 +3,7 @@
  * optireduce_bench_csv.c - what --csv writes of each timed call besides its latency: how
  * late the latest rank entered it after the synchronised start, the first phase's deadline
  * and, in bounded mode, the elements that did not arrive.  A cut that falls on calls a rank
- * entered late is the host's scheduling, not the network (bench/late_cuts.sh).
+ * entered late is the host's scheduling, not the network (bench/cut_where.sh).
  */
 #include <stdlib.h>
 
@@ -30,6 +30,8 @@ void ob_iters_free(struct ob_iters *r)
 void ob_iters_note(struct ob_iters *r, long i, double late_us,
                    const struct optireduce_status *st)
 {
+	if (!r->max) /* without --csv nothing is kept */
+		return;
 	r->max[2 * i] = late_us;
 	r->max[2 * i + 1] = st ? (double)st->deadline_us[0] : 0;
 	for (int p = 0; p < 2; p++)
