@@ -76,6 +76,17 @@ int ob_inputs_overflow(enum optireduce_dtype dt, enum optireduce_op op);
 int ob_validate(const void *rbuf, size_t count, enum optireduce_dtype dt, enum optireduce_op op,
                 int bounded, double loss, double *rel_err);
 
+/* optireduce_bench_start.c */
+
+/* Whether this rank sleeps (--delay) before iteration it. */
+int ob_straggles(const struct options *o, long it);
+/* MPI_Barrier, sleeping between tests so that waiting ranks leave the CPUs. */
+void ob_sleeping_barrier(long sync_ms);
+/* Waits for rank 0's start time, ms ahead; the time in *start_s; 1 if it had passed. */
+int ob_sync_start(long ms, double *start_s);
+/* CPU seconds of the whole process, every thread. */
+double ob_process_cpu_s(void);
+
 /* optireduce_bench_csv.c: per timed call, for --csv.  max: the latest rank's lateness
  * (us after the synchronised start) and the first phase's deadline (us), MAX over ranks;
  * sum: elements lost in phases 1 and 2 and expected in both (bounded mode), summed over ranks; the
