@@ -60,8 +60,8 @@ void or_tmo_config_default(struct or_tmo_config *cfg)
 	cfg->user_timeout_us = 0;
 	cfg->early_timeout = 1;
 	cfg->early_fraction = 0.02;
-	/* A phase lasts t_C; a sender that has not begun by half as long again is not coming. */
-	cfg->absent_factor = 1.5;
+	/* A phase lasts t_C; a sender that has not begun by twice that is not coming. */
+	cfg->absent_factor = 2.0;
 	/* TCP's smoothed-RTT weight: completions slower than the plain deadline undo a backoff
 	 * in about 8 operations (one that fits ends it, see fold_sample). */
 	cfg->ewma_alpha = 0.125;

@@ -65,7 +65,7 @@
 /*
  * Attempts a disturbed trial may take before the last one is judged.  Under a parallel make
  * check, three in a row once found another rank descheduled past the absent-sender rule's
- * 1.5 t_C (about 3 ms here), so a rank's data came in stale: the environment, which the
+ * 2 t_C (about 4 ms here), so a rank's data came in stale: the environment, which the
  * checks of the judged attempt do not excuse.
  */
 #define ATTEMPTS  5
