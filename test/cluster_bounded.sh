@@ -6,19 +6,9 @@
 # statistics of test/mpi_bounded --net-loss: reported loss near the real one,
 # estimates unbiased, error within the estimator's bound.  Exit 77 without root or
 # network namespaces, or when a cluster is already up (never touches someone else's).
-here=$(cd "$(dirname "$0")" && pwd)
-cl=$here/cluster/cluster.sh
-prog=$(cd "${top_builddir:-.}" && pwd)/test/mpi_bounded
-[ "$(id -u)" -eq 0 ] || { echo "needs root: skip"; exit 77; }
-for c in ip tc iptables-legacy mpirun unshare; do
-	command -v "$c" >/dev/null 2>&1 || { echo "'$c' not found: skip"; exit 77; }
-done
-unshare --net true 2>/dev/null || { echo "no network namespaces: skip"; exit 77; }
-if ip netns list 2>/dev/null | grep -q '^orc-'; then
-	echo "an emulated cluster is already up: skip"
-	exit 77
-fi
-[ -x "$prog" ] || { echo "$prog not built"; exit 99; }
+. "$(dirname "$0")/cluster/preamble.sh"
+prog=$top/test/mpi_bounded
+need_built "$prog"
 trap '"$cl" down >/dev/null 2>&1 || true' EXIT
 "$cl" up -n 3 --rate none --loss 0.01 >/dev/null || { echo "cluster.sh up failed"; exit 99; }
 rc=0

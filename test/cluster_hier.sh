@@ -7,21 +7,9 @@
 # communicator creation takes with one and with two ranks per host.  Exit 77 without
 # root or network namespaces, or when a cluster is already up (never touches someone
 # else's).  Run it under flock /tmp/orc-cluster.lock.
-here=$(cd "$(dirname "$0")" && pwd)
-cl=$here/cluster/cluster.sh
-bin=$(cd "${top_builddir:-.}" && pwd)
-[ "$(id -u)" -eq 0 ] || { echo "needs root: skip"; exit 77; }
-for c in ip tc iptables-legacy mpirun unshare; do
-	command -v "$c" >/dev/null 2>&1 || { echo "'$c' not found: skip"; exit 77; }
-done
-unshare --net true 2>/dev/null || { echo "no network namespaces: skip"; exit 77; }
-if ip netns list 2>/dev/null | grep -q '^orc-'; then
-	echo "an emulated cluster is already up: skip"
-	exit 77
-fi
-for p in test/mpi_allreduce test/mpi_hier test/mpi_bounded bench/comm_create_bench; do
-	[ -x "$bin/$p" ] || { echo "$bin/$p not built"; exit 99; }
-done
+. "$(dirname "$0")/cluster/preamble.sh"
+need_built "$top/test/mpi_allreduce" "$top/test/mpi_hier" "$top/test/mpi_bounded" \
+	"$top/bench/comm_create_bench"
 trap '"$cl" down >/dev/null 2>&1 || true' EXIT
 "$cl" up -n 3 --rate none >/dev/null || { echo "cluster.sh up failed"; exit 99; }
 fail=0
@@ -29,11 +17,11 @@ run() {
 	echo "== $*"
 	timeout 600 "$cl" run -x OPTIREDUCE_LOG_LEVEL=1 "$@" || { echo "FAILED: $*"; fail=1; }
 }
-run -n 4 --per-host 2 -- "$bin/test/mpi_allreduce" -q
-run -n 4 --per-host 2 -- "$bin/test/mpi_hier"
-run -n 4 --per-host 2 -- "$bin/test/mpi_bounded" -q
-run -n 6 --per-host 2 --map-by node -- "$bin/test/mpi_allreduce" -q
-run -n 6 --per-host 2 --map-by node -- "$bin/test/mpi_hier"
-run -n 3 -- "$bin/bench/comm_create_bench" -n 9
-run -n 6 --per-host 2 --map-by node -- "$bin/bench/comm_create_bench" -n 9
+run -n 4 --per-host 2 -- "$top/test/mpi_allreduce" -q
+run -n 4 --per-host 2 -- "$top/test/mpi_hier"
+run -n 4 --per-host 2 -- "$top/test/mpi_bounded" -q
+run -n 6 --per-host 2 --map-by node -- "$top/test/mpi_allreduce" -q
+run -n 6 --per-host 2 --map-by node -- "$top/test/mpi_hier"
+run -n 3 -- "$top/bench/comm_create_bench" -n 9
+run -n 6 --per-host 2 --map-by node -- "$top/bench/comm_create_bench" -n 9
 exit $fail

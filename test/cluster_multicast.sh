@@ -13,26 +13,11 @@
 #   5. one host drops the group range (iptables INPUT): auto falls back on every rank and
 #      operations complete by unicast; on fails creation on every rank (mpi_multicast fail).
 # Exit 77 without root or network namespaces, or when a cluster is already up.
-here=$(cd "$(dirname "$0")" && pwd)
-cl=$here/cluster/cluster.sh
-top=$(cd "${top_builddir:-.}" && pwd)
+. "$(dirname "$0")/cluster/preamble.sh"
 mc=$top/test/mpi_multicast
 bd=$top/test/mpi_bounded
 mr=$top/test/mpi_allreduce
-[ "$(id -u)" -eq 0 ] || { echo "needs root: skip"; exit 77; }
-for c in ip tc iptables-legacy mpirun unshare; do
-	command -v "$c" >/dev/null 2>&1 || { echo "'$c' not found: skip"; exit 77; }
-done
-unshare --net true 2>/dev/null || { echo "no network namespaces: skip"; exit 77; }
-# The cluster tests of one make check take turns (make -j runs them side by side); not
-# /tmp/orc-cluster.lock, which a caller may already hold around make check.
-exec 8>/tmp/orc-cluster-tests.lock
-flock -w 900 8 || { echo "another cluster test kept the emulated cloud: skip"; exit 77; }
-if ip netns list 2>/dev/null | grep -q '^orc-'; then
-	echo "an emulated cluster is already up: skip"
-	exit 77
-fi
-[ -x "$mc" ] && [ -x "$bd" ] && [ -x "$mr" ] || { echo "$mc, $bd or $mr not built"; exit 99; }
+need_built "$mc" "$bd" "$mr"
 trap '"$cl" down >/dev/null 2>&1 || true' EXIT
 "$cl" up -n 5 --rate none >/dev/null || { echo "cluster.sh up failed"; exit 99; }
 run() { timeout 300 "$cl" run -n 4 -x OPTIREDUCE_LOG_LEVEL=1 "$@"; }

@@ -12,26 +12,11 @@
 # That is the deadline's and the straggler rule's business (mpi_straggler tests it), not
 # what this test is about.
 # Exit 77 without root or network namespaces, or when a cluster is already up.
-here=$(cd "$(dirname "$0")" && pwd)
-cl=$here/cluster/cluster.sh
-top=$(cd "${top_builddir:-.}" && pwd)
+. "$(dirname "$0")/cluster/preamble.sh"
 prog=$top/test/pmpi/pmpi_lossy
 so=${OPTIREDUCE_PMPI_SO:-$top/.libs/liboptireduce_pmpi.so}
 loss=0.01
-[ "$(id -u)" -eq 0 ] || { echo "needs root: skip"; exit 77; }
-for c in ip tc iptables-legacy mpirun unshare; do
-	command -v "$c" >/dev/null 2>&1 || { echo "'$c' not found: skip"; exit 77; }
-done
-unshare --net true 2>/dev/null || { echo "no network namespaces: skip"; exit 77; }
-# The cluster tests of one make check take turns (make -j runs them side by side); not
-# /tmp/orc-cluster.lock, which a caller may already hold around make check.
-exec 8>/tmp/orc-cluster-tests.lock
-flock -w 900 8 || { echo "another cluster test kept the emulated cloud: skip"; exit 77; }
-if ip netns list 2>/dev/null | grep -q '^orc-'; then
-	echo "an emulated cluster is already up: skip"
-	exit 77
-fi
-[ -x "$prog" ] || { echo "$prog not built"; exit 99; }
+need_built "$prog"
 [ -f "$so" ] || { echo "$so not built"; exit 99; }
 # Built with AddressSanitizer (configure --enable-asan): its runtime must be the first library
 # loaded, before the preloaded interposer that needs it (as in test/pmpi/run-pmpi.sh).

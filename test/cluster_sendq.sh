@@ -9,22 +9,9 @@
 #   2. unlimited links: the queue empties between readings, nothing is resized;
 #   3. send_queue_us=0 on the limited links: nothing is resized.
 # Exit 77 without root or network namespaces, or when a cluster is already up.
-here=$(cd "$(dirname "$0")" && pwd)
-cl=$here/cluster/cluster.sh
-top=$(cd "${top_builddir:-.}" && pwd)
+. "$(dirname "$0")/cluster/preamble.sh"
 bench=$top/bench/optireduce_bench
-[ "$(id -u)" -eq 0 ] || { echo "needs root: skip"; exit 77; }
-for c in ip tc iptables-legacy mpirun unshare; do
-	command -v "$c" >/dev/null 2>&1 || { echo "'$c' not found: skip"; exit 77; }
-done
-unshare --net true 2>/dev/null || { echo "no network namespaces: skip"; exit 77; }
-exec 8>/tmp/orc-cluster-tests.lock
-flock -w 900 8 || { echo "another cluster test kept the emulated cloud: skip"; exit 77; }
-if ip netns list 2>/dev/null | grep -q '^orc-'; then
-	echo "an emulated cluster is already up: skip"
-	exit 77
-fi
-[ -x "$bench" ] || { echo "$bench not built"; exit 99; }
+need_built "$bench"
 log=$(mktemp)
 trap '"$cl" down >/dev/null 2>&1 || true; rm -f "$log"' EXIT
 
