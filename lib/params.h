@@ -161,9 +161,10 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	X(SOCKET_SNDBUF, "socket_sndbuf", OR_PT_SIZE, "0", "0", "1g",                              \
 	  "Bounded mode: kernel send buffer of a socket-backed datagram endpoint (udp), fixed "    \
 	  "(send_queue_us then sizes nothing); 0 = as the system makes it, then send_queue_us")   \
-	X(SEND_QUEUE_US, "send_queue_us", OR_PT_INT, "2000", "0", "1000000",                       \
-	  "Bounded mode, socket_sndbuf 0: the send buffer is cut to hold this long of the rate "   \
-	  "the host's queue drains at, measured, where that is less than the system's; 0 = off")  \
+	X(SEND_QUEUE_US, "send_queue_us", OR_PT_INT, "0", "0", "1000000",                   \
+	  "Bounded mode, socket_sndbuf 0: the send buffer is cut to hold this long of the rate " \
+	  "the host's queue drains at, measured, where that is less than the system's; 0 = off " \
+	  "(2000 suits links nothing else shares)")                                         \
 	X(PROGRESS_THREAD, "progress_thread", OR_PT_BOOL, "1", "", "",                             \
 	  "Bounded mode: a thread drains the datagram socket while the application is "            \
 	  "outside the library, so packets of an operation it has not entered yet are "            \
