@@ -32,16 +32,16 @@ rc=0
 # measured half the link (9.6 kB/ms) on one of its spans: the sizing reads the host, so
 # the case is judged on the last of up to 3 runs, each held to the same bounds.
 sized_ok() {
-	local r last ok=0
+	local r last missed=0
 	for r in 0 1 2; do
 		last=$(resizes | awk -v r="$r" '$1 == r { l = $0 } END { print l }')
 		if ! awk -v l="$last" 'BEGIN { split(l, f, " "); exit !(f[3] >= 12 && f[3] <= 30 &&
 			f[2] >= 0.9 * 2000 * f[3] && f[2] <= 1.1 * 2000 * f[3]) }'; then
 			echo "rank $r: last resize '${last:-none}' is not 2 ms of 12-30 kB/ms"
-			ok=1
+			missed=1
 		fi
 	done
-	return $ok
+	return $missed
 }
 echo "== 100 Mbit/s, send_queue_us=2000: each rank cuts its buffer to 2 ms of the drain"
 for attempt in 1 2 3; do
