@@ -10,6 +10,8 @@
 #   flat-unlimited  cluster.sh up -n 4 --rate none;    4 ranks, one per host
 #   flat-100mbit    cluster.sh up -n 4 --rate 100mbit; 4 ranks, one per host
 #   2x2-100mbit     cluster.sh up -n 2 --rate 100mbit; 4 ranks, two per host
+#   pair-100mbit    cluster.sh up -n 2 --rate 100mbit; 2 ranks, one per host: the control
+#                   in which every rank has a CPU of its own (4 ranks share 2 here)
 #   local4          4 ranks on this host, no cluster (test/run-mpi.sh: shared memory and
 #                   loopback, oversubscribed, mpi_yield_when_idle)
 #
@@ -47,7 +49,7 @@
 # /tmp/orc-cluster.lock throughout, local4 included, so no other benchmark shares the CPUs.
 set -euo pipefail
 
-usage="usage: $0 BUILD_DIR OUT_DIR [flat-unlimited|flat-100mbit|2x2-100mbit|local4...]"
+usage="usage: $0 BUILD_DIR OUT_DIR [flat-unlimited|flat-100mbit|2x2-100mbit|pair-100mbit|local4...]"
 BUILD=$(cd "${1:?$usage}" && pwd)
 OUT=${2:?$usage}
 shift 2
@@ -70,7 +72,7 @@ LOCK_WAIT=${LOCK_WAIT:-0}
 
 for c in "${CONFIGS[@]}"; do
 	case $c in
-	flat-unlimited | flat-100mbit | 2x2-100mbit | local4) ;;
+	flat-unlimited | flat-100mbit | 2x2-100mbit | pair-100mbit | local4) ;;
 	*) echo "unknown config '$c'; $usage" >&2; exit 2 ;;
 	esac
 	if [ "$c" != local4 ] && [ "$(id -u)" -ne 0 ]; then
@@ -175,6 +177,8 @@ run() {
 	local4) "$TOP/test/run-mpi.sh" 4 "${env[@]}" "${args[@]}" >"$dir/$way-$round.log" 2>&1 || rc=$? ;;
 	2x2-100mbit) timeout 900 "$CL" run -n 4 --per-host 2 "${env[@]}" -- "${args[@]}" \
 		>"$dir/$way-$round.log" 2>&1 || rc=$? ;;
+	pair-100mbit) timeout 900 "$CL" run -n 2 "${env[@]}" -- "${args[@]}" \
+		>"$dir/$way-$round.log" 2>&1 || rc=$? ;;
 	*) timeout 900 "$CL" run -n 4 "${env[@]}" -- "${args[@]}" >"$dir/$way-$round.log" 2>&1 || rc=$? ;;
 	esac
 	if [ "$rc" != 0 ]; then
@@ -198,7 +202,7 @@ config() {
 	case $cfg in
 	flat-unlimited) up=(-n 4 --rate none) ;;
 	flat-100mbit) up=(-n 4 --rate 100mbit) ;;
-	2x2-100mbit) up=(-n 2 --rate 100mbit) ;;
+	2x2-100mbit | pair-100mbit) up=(-n 2 --rate 100mbit) ;;
 	esac
 	if [ ${#up[@]} -gt 0 ]; then
 		"$CL" up "${up[@]}" >/dev/null

@@ -7,6 +7,8 @@
 #   flat-unlimited  at most 1.1, every size
 #   flat-100mbit    at most 1.0, every size
 #   2x2-100mbit     at most 1.0, 4 MiB only
+#   pair-100mbit    none (the control: two ranks, each with a CPU of its own); the flat
+#                   bar, 1.0, is shown to compare with flat-100mbit
 #   local4          at most 1.2, 8 B, 64 KiB, 1 MiB and 4 MiB only
 # Under each config, the served.txt check of its interposed runs; a config that stopped
 # early (OUT_DIR/CONFIG/FAILED) says so, and its rows pool only the rounds it finished.
@@ -23,7 +25,7 @@ echo
 bar() {
 	case $1:$2 in
 	flat-unlimited:*) echo 1.1 ;;
-	flat-100mbit:*) echo 1.0 ;;
+	flat-100mbit:* | pair-100mbit:*) echo 1.0 ;;
 	2x2-100mbit:4194304) echo 1.0 ;;
 	local4:8 | local4:65536 | local4:1048576 | local4:4194304) echo 1.2 ;;
 	*) echo - ;;
@@ -51,7 +53,7 @@ human() {
 		else printf "%d B\n", b }'
 }
 
-for cfg in flat-unlimited flat-100mbit 2x2-100mbit local4; do
+for cfg in flat-unlimited flat-100mbit 2x2-100mbit pair-100mbit local4; do
 	[ -d "$OUT/$cfg" ] || continue
 	echo "### $cfg"
 	echo
