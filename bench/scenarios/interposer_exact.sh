@@ -167,7 +167,7 @@ check() {
 # run CONFIG WAY ROUND: one unmodified benchmark run; fails when the benchmark or, for the
 # interposed way, the stats check does.
 run() {
-	local cfg=$1 way=$2 round=$3 dir=$OUT/$1 env=() t0=$SECONDS rc=0
+	local cfg=$1 way=$2 round=$3 dir=$OUT/$1 env=() t0=$SECONDS rc=0 np=4
 	local args=("$BENCH" --only mpi -m "$SIZES" -i "$ITERS" -x "$WARMUP"
 		--iter-large "$ITERS_LARGE" --warmup-large "$WARMUP_LARGE" --csv "$dir/$way-$round.csv")
 	[ "$way" = interposer ] && env=(-x "LD_PRELOAD=$SO" -x "LD_LIBRARY_PATH=$BUILD/.libs"
@@ -177,9 +177,8 @@ run() {
 	local4) "$TOP/test/run-mpi.sh" 4 "${env[@]}" "${args[@]}" >"$dir/$way-$round.log" 2>&1 || rc=$? ;;
 	2x2-100mbit) timeout 900 "$CL" run -n 4 --per-host 2 "${env[@]}" -- "${args[@]}" \
 		>"$dir/$way-$round.log" 2>&1 || rc=$? ;;
-	pair-100mbit) timeout 900 "$CL" run -n 2 "${env[@]}" -- "${args[@]}" \
-		>"$dir/$way-$round.log" 2>&1 || rc=$? ;;
-	*) timeout 900 "$CL" run -n 4 "${env[@]}" -- "${args[@]}" >"$dir/$way-$round.log" 2>&1 || rc=$? ;;
+	*) [ "$cfg" = pair-100mbit ] && np=2
+		timeout 900 "$CL" run -n "$np" "${env[@]}" -- "${args[@]}" >"$dir/$way-$round.log" 2>&1 || rc=$? ;;
 	esac
 	if [ "$rc" != 0 ]; then
 		echo "   $cfg $way round $round: benchmark failed (exit $rc), see $dir/$way-$round.log" >&2
