@@ -474,17 +474,37 @@ static void repair_case(optireduce_comm_t *comm, size_t count, double p_inject, 
 	uint64_t all_recovered = 0;
 	/* With a late rank, whether its blocks are cut whole turns on scheduling (8 to 12
 	 * blocks fell back per run under make check; one more unrepaired loss of 9.3 % against
-	 * 10.1 % repaired): more runs before one is judged. */
-	int attempts = late ? 5 : 3;
+	 * 10.1 % repaired; 5.9 % against 7.7 % when the late rank barely missed): more runs,
+	 * and repair judged on their pooled loss rather than on one pair. */
+	int attempts = late ? 5 : 3, pairs = 0;
+	double pooled_base = 0, pooled_repaired = 0;
 
 	for (int attempt = 1; attempt <= attempts; attempt++) {
 		int final = attempt == attempts;
+		double base, base_nmse;
 		/* The baseline is judged by loss_case already: a disturbed one is only retried.  A
 		 * late rank loses more than was injected by design: its baseline is used as is. */
 		if (test_loss(comm, count, p_inject, 0, trials, 0, 0, 0, 0) && !late && !final)
 			continue;
-		if (!test_loss(comm, count, p_inject, 0, trials, final, 1, last_seen, last_nmse))
+		base = last_seen;
+		base_nmse = last_nmse;
+		/* A baseline of 0 leaves the late case's comparison to the pooled one below. */
+		int disturbed = test_loss(comm, count, p_inject, 0, trials, final, 1,
+		                          late ? 0 : base, base_nmse);
+		pooled_base += base;
+		pooled_repaired += last_seen;
+		pairs++;
+		if (!disturbed)
 			break;
+	}
+	if (late) {
+		if (rank == 0)
+			printf("loss %.2f, a late rank: %.4f lost repaired, %.4f without, over %d "
+			       "runs\n", p_inject, pooled_repaired / pairs, pooled_base / pairs, pairs);
+		if (pooled_repaired >= pooled_base)
+			FAIL("loss %g, a late rank: repaired %g, not below %g without repair over "
+			     "%d runs\n", p_inject, pooled_repaired / pairs, pooled_base / pairs,
+			     pairs);
 	}
 	MPI_Allreduce(&rep_recovered, &all_recovered, 1, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD);
 	if (all_recovered == 0)
