@@ -28,6 +28,7 @@
 #   ITERS [200]         timed calls per size up to 8 KiB (-i), WARMUP [20] untimed (-x)
 #   ITERS_LARGE [30]    timed calls per size above 8 KiB, WARMUP_LARGE [3] untimed
 #   LOCK_WAIT [0]       seconds to wait for /tmp/orc-cluster.lock; 0 waits as long as needed
+#   TCP_CC [the machine's]  the hosts' TCP congestion control (cluster.sh up --tcp-cc)
 # The defaults keep one run (one config, round and way) within about 5 min on 2 shared
 # vCPUs: Open MPI's run takes 1.6 min on flat-unlimited, 2.7 min on 2x2-100mbit, 4.8 min
 # on flat-100mbit and 3 s on local4, the interposer's 1.1, 1.6, 2.5 min and 3 s; a round
@@ -67,6 +68,7 @@ WARMUP=${WARMUP:-20}
 ITERS_LARGE=${ITERS_LARGE:-30}
 WARMUP_LARGE=${WARMUP_LARGE:-3}
 LOCK_WAIT=${LOCK_WAIT:-0}
+TCP_CC=${TCP_CC:-}
 # shellcheck source=SCRIPTDIR/../provenance.sh
 . "$TOP/bench/provenance.sh"
 
@@ -203,6 +205,7 @@ config() {
 	flat-100mbit) up=(-n 4 --rate 100mbit) ;;
 	2x2-100mbit | pair-100mbit) up=(-n 2 --rate 100mbit) ;;
 	esac
+	if [ ${#up[@]} -gt 0 ] && [ -n "$TCP_CC" ]; then up+=(--tcp-cc "$TCP_CC"); fi
 	if [ ${#up[@]} -gt 0 ]; then
 		"$CL" up "${up[@]}" >/dev/null
 		cluster_up=1

@@ -25,7 +25,7 @@ usage() {
 usage: cluster.sh up [-n N] [--rate RATE] [--rate-at both|egress] [--loss P]
                      [--loss-at ingress|egress] [--burst BYTES] [--latency MS]
                      [--cross-traffic RATE] [--cross-onoff ON_MS:OFF_MS] [--cross-flows K]
-                     [--cross-sync] [--offload]
+                     [--cross-sync] [--offload] [--tcp-cc ALG]
                      [--straggler H:hog | H:stop:PERIOD_MS:DUTY]...
        cluster.sh down
        cluster.sh set [--rate RATE] [--rate-at both|egress] [--loss P]
@@ -42,6 +42,8 @@ egress (only what it sends, as clouds cap a VM's egress).
 --loss-at: where each host drops P of its packets: ingress (default; INPUT, the
 packets it receives) or egress (OUTPUT, the packets it sends: the sender's
 sendto fails with EPERM, as with a local firewall rule).
+--tcp-cc: every host's TCP congestion control (net.ipv4.tcp_congestion_control), one
+of tcp_available_congestion_control; default: this machine's own.
 See test/cluster/README.md.
 EOF
 }
@@ -101,6 +103,27 @@ host_index() {
 	echo "$i"
 }
 
+# --tcp-cc: a congestion control this kernel has.  A new namespace starts with the
+# machine's, which differs between kernels (bbr on some of these VMs, cubic on Debian's).
+# A namespace other than the machine's may only take one of tcp_allowed_congestion_control
+# (the kernel answers EPERM otherwise), so one that is available but not allowed is added
+# to that list: it only widens what may be chosen, and changes no socket's behaviour.
+check_tcp_cc() {
+	local allowed=/proc/sys/net/ipv4/tcp_allowed_congestion_control
+	[ "$1" = unknown ] && return 0
+	grep -qw -- "$1" /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null ||
+		die "--tcp-cc '$1': not one of $(cat /proc/sys/net/ipv4/tcp_available_congestion_control 2>/dev/null)"
+	grep -qw -- "$1" "$allowed" 2>/dev/null ||
+		sysctl -qw net.ipv4.tcp_allowed_congestion_control="$(cat "$allowed") $1" ||
+		die "--tcp-cc '$1': cannot add it to $allowed"
+}
+
+set_tcp_cc() {
+	[ "$TCP_CC" = unknown ] && return 0
+	ip netns exec "$1" sysctl -qw net.ipv4.tcp_congestion_control="$TCP_CC" ||
+		die "cannot set TCP congestion control $TCP_CC in $1"
+}
+
 save_config() {
 	mkdir -p "$STATE"
 	{
@@ -118,6 +141,7 @@ save_config() {
 		printf 'CROSS_SYNC=%q\n' "$CROSS_SYNC"
 		printf 'OFFLOAD=%q\n' "$OFFLOAD"
 		printf 'STRAGGLERS=%q\n' "$STRAGGLERS"
+		printf 'TCP_CC=%q\n' "$TCP_CC"
 	} >"$STATE/config.tmp"
 	mv "$STATE/config.tmp" "$STATE/config"
 }
@@ -270,6 +294,7 @@ up_failed() {
 
 cmd_up() {
 	N=2 RATE=200mbit RATE_AT=both LOSS=0 LOSS_AT=ingress BURST=auto LATENCY=20 CROSS=0 CROSS_ONOFF=50:50 CROSS_FLOWS=1 CROSS_SYNC=0 OFFLOAD=0 STRAGGLERS=""
+	TCP_CC=$(cat /proc/sys/net/ipv4/tcp_congestion_control 2>/dev/null || echo unknown)
 	while [ $# -gt 0 ]; do
 		case $1 in
 		-n) N=${2:?}; shift 2 ;;
@@ -284,6 +309,7 @@ cmd_up() {
 		--cross-flows) CROSS_FLOWS=${2:?}; shift 2 ;;
 		--cross-sync) CROSS_SYNC=1; shift ;;
 		--offload) OFFLOAD=1; shift ;;
+		--tcp-cc) TCP_CC=${2:?}; shift 2 ;;
 		--straggler) STRAGGLERS="$STRAGGLERS ${2:?}"; shift 2 ;;
 		-h | --help) usage; exit 0 ;;
 		*) die "up: unknown option '$1'" ;;
@@ -298,6 +324,7 @@ cmd_up() {
 	check_offload_loss
 	[ "$BURST" = auto ] || check_uint --burst "$BURST"
 	check_uint --latency "$LATENCY"
+	check_tcp_cc "$TCP_CC"
 	local cross_bps on_ms off_ms s h mode rest
 	if [ "$CROSS" = max ]; then cross_bps=0; else cross_bps=$(rate_bps "$CROSS"); fi
 	[[ $CROSS_ONOFF =~ ^([0-9]+):([0-9]+)$ ]] || die "--cross-onoff wants ON_MS:OFF_MS"
@@ -348,6 +375,7 @@ cmd_up() {
 		ip netns add "$ns"
 		ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 2>/dev/null || true
 		ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 2>/dev/null || true
+		set_tcp_cc "$ns"
 		ip -n "$ns" link set lo up
 		ip -n "$SW" link add "h$i" mtu 1500 type veth peer name eth0 mtu 1500 netns "$ns"
 		ip -n "$SW" link set "h$i" master "$BR"
@@ -582,7 +610,7 @@ cmd_run() {
 cmd_status() {
 	load_config
 	local i ns
-	echo "cluster: N=$N rate=$RATE rate-at=${RATE_AT:-both} loss=$LOSS loss-at=${LOSS_AT:-ingress} burst=$(eff_burst) latency=${LATENCY}ms cross=$CROSS onoff=$CROSS_ONOFF flows=${CROSS_FLOWS:-1} sync=${CROSS_SYNC:-0} offload=${OFFLOAD:-0} stragglers=${STRAGGLERS:-none}"
+	echo "cluster: N=$N rate=$RATE rate-at=${RATE_AT:-both} loss=$LOSS loss-at=${LOSS_AT:-ingress} burst=$(eff_burst) latency=${LATENCY}ms cross=$CROSS onoff=$CROSS_ONOFF flows=${CROSS_FLOWS:-1} sync=${CROSS_SYNC:-0} offload=${OFFLOAD:-0} stragglers=${STRAGGLERS:-none} tcp-cc=$(ip netns exec orc-h0 cat /proc/sys/net/ipv4/tcp_congestion_control 2>/dev/null || echo unknown)"
 	echo "state: $STATE"
 	for ((i = 0; i < N; i++)); do
 		ns=orc-h$i

@@ -128,6 +128,20 @@ ok "mpirun placed rank i in orc-hI: $(tr '\n' ';' <<<"$got")"
 "$CL" down >/dev/null || fail "cluster.sh down before the cross-traffic check"
 if "$CL" up -n 2 --offload --loss 0.1 >/dev/null 2>&1; then fail "--offload with --loss was accepted"; fi
 [ -z "$(ip netns list | grep -E '^orc-' || true)" ] || fail "a refused up left namespaces"
+# --tcp-cc: every host gets the congestion control asked for; one the kernel lacks is refused.
+if "$CL" up -n 1 --tcp-cc no-such-cc >/dev/null 2>&1; then fail "--tcp-cc no-such-cc was accepted"; fi
+[ -z "$(ip netns list | grep -E '^orc-' || true)" ] || fail "a refused --tcp-cc left namespaces"
+cc=$(awk '{print $NF}' /proc/sys/net/ipv4/tcp_available_congestion_control)
+"$CL" up -n 2 --tcp-cc "$cc" >/dev/null || fail "cluster.sh up --tcp-cc $cc"
+for h in 0 1; do
+	got=$(ip netns exec "orc-h$h" cat /proc/sys/net/ipv4/tcp_congestion_control)
+	[ "$got" = "$cc" ] || fail "--tcp-cc $cc: orc-h$h has $got"
+done
+# status is read whole first: grep -q would close the pipe under pipefail.
+st=$("$CL" status)
+grep -q "tcp-cc=$cc" <<<"$st" || fail "status does not say tcp-cc=$cc"
+"$CL" down >/dev/null || fail "cluster.sh down after --tcp-cc"
+ok "--tcp-cc $cc on every host, an unknown one refused"
 "$CL" up -n 3 --rate "${RATE_MBIT}mbit" --cross-traffic max --cross-onoff 300:300 \
 	--cross-flows 2 --cross-sync --offload >/dev/null || fail "cluster.sh up with cross traffic"
 if command -v ethtool >/dev/null 2>&1; then
