@@ -27,10 +27,10 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "rule (optireduce_info prints the rule in force)")                                       \
 	X(TUNE_BOUNDED, "tune_bounded", OR_PT_STRING, "auto", "", "",                              \
 	  "Bounded mode: the same, naming algorithms that run bounded (ring, transpose, tree)")    \
-	X(MEASURE_EXACT, "measure_exact", OR_PT_STRING,                                            \
-	  "4097-16385:recursive_doubling|rabenseifner", "", "",                                    \
+	X(MEASURE_EXACT, "measure_exact", OR_PT_STRING, "none", "", "",                            \
 	  "Exact mode, after algorithm and tune_exact: byte ranges whose sizes are served by "     \
-	  "the fastest of the listed algorithms, measured: per power-of-two size class the "       \
+	  "the fastest of the listed algorithms, measured, e.g. "                                  \
+	  "\"4097-16385:recursive_doubling|rabenseifner\": per power-of-two size class the "       \
 	  "first measure_calls calls per algorithm try each in turn, then the ranks agree on the " \
 	  "least median time; none = the built-in rule alone")                                     \
 	X(MEASURE_CALLS, "measure_calls", OR_PT_INT, "16", "1", "64",                               \

@@ -158,8 +158,7 @@ static void test_parse_measure(optireduce_comm_t *comm)
 	CHECK(strcmp(v, "16") == 0);
 	CHECK(optireduce_comm_set_param(comm, "measure_calls", "0") == -OPTIREDUCE_EINVAL);
 	CHECK(optireduce_comm_set_param(comm, "measure_calls", "65") == -OPTIREDUCE_EINVAL);
-	CHECK(optireduce_comm_set_param(comm, "measure_exact",
-	                                "4097-16385:recursive_doubling|rabenseifner") == 0);
+	CHECK(optireduce_comm_set_param(comm, "measure_exact", "none") == 0);
 }
 
 static void test_choice(optireduce_comm_t *comm)
@@ -173,6 +172,12 @@ static void test_choice(optireduce_comm_t *comm)
 	 * medium_msg_threshold (32k), ring above. */
 	CHECK(ran(comm, 4096) == rd && ran(comm, 4100) == rab);
 	CHECK(ran(comm, 32768) == rab && ran(comm, 32772) == ring);
+	CHECK(optireduce_comm_algorithm_rule(comm, OPTIREDUCE_MODE_EXACT, rule, sizeof(rule)) == 0);
+	/* measure_exact is none by default: the built-in rule alone. */
+	CHECK(strcmp(rule, "0-4097:recursive_doubling,4097-32769:rabenseifner,32769-inf:ring "
+	                   "(built-in)") == 0);
+	CHECK(optireduce_comm_set_param(comm, "measure_exact",
+	                                "4097-16385:recursive_doubling|rabenseifner") == 0);
 	CHECK(optireduce_comm_algorithm_rule(comm, OPTIREDUCE_MODE_EXACT, rule, sizeof(rule)) == 0);
 	CHECK(strcmp(rule, "4097-16385:recursive_doubling|rabenseifner measured (measure_exact), "
 	                   "then 0-4097:recursive_doubling,4097-32769:rabenseifner,32769-inf:ring "
@@ -213,8 +218,7 @@ static void test_choice(optireduce_comm_t *comm)
 	      -OPTIREDUCE_EOVERFLOW);
 	CHECK(optireduce_comm_algorithm_rule(comm, (enum optireduce_mode)7, rule, sizeof(rule)) ==
 	      -OPTIREDUCE_EINVAL);
-	CHECK(optireduce_comm_set_param(comm, "measure_exact",
-	                                "4097-16385:recursive_doubling|rabenseifner") == 0);
+	CHECK(optireduce_comm_set_param(comm, "measure_exact", "none") == 0);
 	CHECK(optireduce_comm_algorithm_rule(NULL, OPTIREDUCE_MODE_EXACT, rule, sizeof(rule)) ==
 	      -OPTIREDUCE_EBADHANDLE);
 }
