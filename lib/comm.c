@@ -421,6 +421,7 @@ static int creation_only(int id)
 	                          OR_P_SOCKET_RCVBUF,
 	                          OR_P_SOCKET_SNDBUF,
 	                          OR_P_SEND_QUEUE_US,
+	                          OR_P_QUEUE_HOLD_US,
 	                          OR_P_CALIB_OPS,
 	                          OR_P_CALIB_PERCENTILE,
 	                          OR_P_CALIB_MARGIN,

@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "sendq.h"
 
-void or_sendq_init(struct or_sendq *q, size_t buf, double limit_us)
+void or_sendq_init(struct or_sendq *q, size_t buf, double limit_us, double hold_us)
 {
-	*q = (struct or_sendq){
-	    .limit_us = limit_us > 0 ? limit_us : 0, .ceiling = buf, .buf = buf, .t_us = -1};
+	*q = (struct or_sendq){.limit_us = limit_us > 0 ? limit_us : 0,
+	                       .hold_us = hold_us > 0 ? hold_us : 0,
+	                       .ceiling = buf,
+	                       .buf = buf,
+	                       .t_us = -1};
 }
 
 /*
@@ -56,11 +59,13 @@ size_t or_sendq_reading(struct or_sendq *q, double now_us, size_t queued, uint64
 		q->spans++;
 		q->rate = window_median(q);
 		q->span_rate = r;
+		if (q->spans >= OR_SENDQ_FIRST && q->rate > q->peak)
+			q->peak = q->rate;
 	}
 	q->t_us = now_us;
 	q->queued = queued;
 	q->handed = handed;
-	if (q->spans < OR_SENDQ_FIRST)
+	if (q->spans < OR_SENDQ_FIRST || q->limit_us <= 0)
 		return 0;
 	want = wanted(q);
 	/* Within a half of the buffer now, a change is not worth a system call. */
@@ -73,4 +78,24 @@ void or_sendq_set(struct or_sendq *q, size_t got)
 {
 	if (got)
 		q->buf = got;
+}
+
+int or_sendq_holding(const struct or_sendq *q)
+{
+	return q->hold_us > 0 && q->buf && q->spans >= OR_SENDQ_FIRST &&
+	       q->rate >= OR_SENDQ_SHARED * q->peak;
+}
+
+double or_sendq_hold_wait_us(const struct or_sendq *q, size_t queued)
+{
+	double high, low;
+
+	if (!or_sendq_holding(q))
+		return 0;
+	high = q->rate * q->hold_us;
+	/* A few datagrams at least: the link must not idle while a sender wakes. */
+	if (high < OR_SENDQ_HOLD_MIN)
+		high = OR_SENDQ_HOLD_MIN;
+	low = high / 2;
+	return (double)queued > high ? ((double)queued - low) / q->rate : 0;
 }

@@ -11,6 +11,12 @@
  * resends go first.  A queue that drains within a reading's span, as on a fast link,
  * gives no reading and the buffer stays as the system made it.
  *
+ * The same rate also holds first-pass data in the library without touching the buffer
+ * (hold_us): while the queue holds more than hold_us of the drain, first-pass sends wait
+ * until it has drained to half that, and resends, which do not wait, overtake them.  A
+ * drain well under the fastest one seen is the link shared with other traffic in the same
+ * FIFO: holding back there would cede the link to it, so the hold is off.
+ *
  * Pure, like pacing.h: the caller reads the socket and sets the buffer.
  */
 #ifndef OR_SENDQ_H
@@ -30,9 +36,14 @@
 #define OR_SENDQ_FIRST 5
 /* Smallest buffer it asks for, as the kernel counts it: about 7 full datagrams. */
 #define OR_SENDQ_FLOOR 16384
+/* The least the hold keeps queued, as the kernel counts it: 3-4 full datagrams. */
+#define OR_SENDQ_HOLD_MIN 8192
+/* A drain under this share of the fastest seen is shared with other senders: no hold. */
+#define OR_SENDQ_SHARED 0.7
 
 struct or_sendq {
 	double limit_us; /* the longest the queue may hold; 0: the buffer is never changed */
+	double hold_us;  /* first-pass data waits above this long of the drain; 0: never */
 	size_t ceiling;  /* the buffer as the system made it: never more */
 	size_t buf;      /* the buffer now; 0: no socket, nothing to do */
 	double t_us;     /* the last reading; < 0: none yet */
@@ -42,16 +53,28 @@ struct or_sendq {
 	unsigned spans;  /* readings that measured the rate */
 	double window[OR_SENDQ_WINDOW]; /* the last spans' rates, window[spans % WINDOW] next */
 	double span_rate;               /* what the last reading measured; 0: nothing */
+	double peak;                    /* the fastest median so far: the link alone */
 };
 
-/* buf: the socket's send buffer now (0: none). */
-void or_sendq_init(struct or_sendq *q, size_t buf, double limit_us);
+/* buf: the socket's send buffer now (0: none); limit_us sizes it, hold_us holds data. */
+void or_sendq_init(struct or_sendq *q, size_t buf, double limit_us, double hold_us);
 
-/* Whether a reading at now_us can tell anything: sizing on, a socket, the span passed. */
+/* Whether a reading at now_us can tell anything: sizing or the hold on, a socket, the span
+ * passed. */
 static inline int or_sendq_due(const struct or_sendq *q, double now_us)
 {
-	return q->limit_us > 0 && q->buf && (q->t_us < 0 || now_us - q->t_us >= OR_SENDQ_SPAN_US);
+	return (q->limit_us > 0 || q->hold_us > 0) && q->buf &&
+	       (q->t_us < 0 || now_us - q->t_us >= OR_SENDQ_SPAN_US);
 }
+
+/* Whether the hold applies: on, the drain measured, and the link not shared. */
+int or_sendq_holding(const struct or_sendq *q);
+
+/*
+ * With `queued` bytes in the socket now: 0 to send first-pass data, or else how many us to
+ * wait until the queue has drained to half of hold_us.
+ */
+double or_sendq_hold_wait_us(const struct or_sendq *q, size_t queued);
 
 /*
  * One reading at now_us: bytes still queued in the socket, datagrams handed to it so far.

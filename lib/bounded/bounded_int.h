@@ -247,6 +247,9 @@ struct or_bounded {
 	uint64_t tx_failed; /* send completions with an error status (under ofi_lock) */
 	uint64_t tx_handed; /* datagrams the endpoint took (under ofi_lock) */
 	struct or_sendq sendq; /* the socket's send buffer sized to its queue's drain rate */
+	double queue_hold_until_us; /* first-pass data waits in the library until then */
+	int queue_holding;          /* the hold applies (logged when it changes) */
+	uint64_t queue_holds;       /* times first-pass data waited for the host's queue */
 	double share; /* of pace.rate_mbps the current incast group may use, see or_bd_pump() */
 	uint64_t inject_state;
 	struct or_tmo tmo;
@@ -319,6 +322,8 @@ void or_bd_progress_start(struct or_bounded *b);
 /* sndbuf.c: the send buffer at connect, then sized by readings of its queue. */
 void or_bd_sndbuf_init(struct or_bounded *b);
 void or_bd_sndbuf_reading(struct or_bounded *b);
+/* Whether first-pass data waits now: the host's queue holds more than queue_hold_us. */
+int or_bd_queue_held(struct or_bounded *b);
 void or_bd_progress_stop(struct or_bounded *b);
 
 /* channel.c */

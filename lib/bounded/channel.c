@@ -349,6 +349,12 @@ int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms)
 		if (left > us)
 			us = left;
 	}
+	/* The host's queue past queue_hold_us: until it has drained to half of that. */
+	if (b->queue_holding) {
+		double left = b->queue_hold_until_us - or_now_us();
+		if (left > us)
+			us = left;
+	}
 	if (us >= 5)
 		or_bd_sleep_us(us < 1000 ? (long)us : 1000);
 	else

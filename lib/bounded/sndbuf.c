@@ -1,24 +1,26 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * The endpoint socket's send buffer (docs/design.md, "Pacing"): the size socket_sndbuf
+ * The endpoint socket's send queue (docs/design.md, "Pacing"): the buffer socket_sndbuf
  * gives, or else one that holds send_queue_us of the rate the host's queue drains at
- * (lib/sendq.h), learnt from the bytes still queued while the channel hands it nothing.
+ * (lib/sendq.h), learnt from the bytes still queued while the channel hands it nothing;
+ * and the hold that keeps first-pass data in the library beyond queue_hold_us of it.
  */
 #include "bounded_int.h"
 
 void or_bd_sndbuf_init(struct or_bounded *b)
 {
 	size_t fixed = (size_t)or_bd_param_i(b, OR_P_SOCKET_SNDBUF), got;
+	double hold_us = (double)or_bd_param_i(b, OR_P_QUEUE_HOLD_US);
 
 	if (fixed) {
 		got = or_ofi_set_sndbuf(b->ep, fixed);
 		or_log(OR_LOG_INFO, "datagram socket send buffer: %zu bytes%s", got,
 		       got ? "" : " (no socket found: left as the provider made it)");
-		or_sendq_init(&b->sendq, 0, 0);
+		or_sendq_init(&b->sendq, got, 0, hold_us);
 		return;
 	}
 	got = or_ofi_sndbuf(b->ep);
-	or_sendq_init(&b->sendq, got, (double)or_bd_param_i(b, OR_P_SEND_QUEUE_US));
+	or_sendq_init(&b->sendq, got, (double)or_bd_param_i(b, OR_P_SEND_QUEUE_US), hold_us);
 	if (got && b->sendq.limit_us > 0)
 		or_log(OR_LOG_DEBUG,
 		       "datagram socket send buffer: %zu bytes, cut to hold %.0f us "
@@ -59,4 +61,47 @@ void or_bd_sndbuf_reading(struct or_bounded *b)
 	       "datagram socket send buffer: %zu bytes, %.0f us of the %.1f kB/ms "
 	       "its queue drains at (as the socket counts bytes)",
 	       got, q->limit_us, q->rate);
+}
+
+/* The hold's state changed: say so once, not per datagram. */
+static void note_holding(struct or_bounded *b, int holding)
+{
+	if (holding == b->queue_holding)
+		return;
+	b->queue_holding = holding;
+	if (holding)
+		or_log(OR_LOG_INFO,
+		       "send queue: first-pass data waits above %.0f us of the %.1f kB/ms it "
+		       "drains at",
+		       b->sendq.hold_us, b->sendq.rate);
+	else
+		or_log(OR_LOG_INFO,
+		       "send queue: no hold, it drains at %.1f kB/ms against %.1f alone "
+		       "(shared with other traffic)",
+		       b->sendq.rate, b->sendq.peak);
+}
+
+int or_bd_queue_held(struct or_bounded *b)
+{
+	double now, wait;
+	long queued;
+
+	if (!or_sendq_holding(&b->sendq)) {
+		if (b->queue_holding)
+			note_holding(b, 0);
+		return 0;
+	}
+	note_holding(b, 1);
+	now = or_now_us();
+	if (now < b->queue_hold_until_us)
+		return 1;
+	pthread_mutex_lock(&b->ofi_lock);
+	queued = or_ofi_send_queued(b->ep);
+	pthread_mutex_unlock(&b->ofi_lock);
+	wait = queued > 0 ? or_sendq_hold_wait_us(&b->sendq, (size_t)queued) : 0;
+	if (wait <= 0)
+		return 0;
+	b->queue_hold_until_us = now + wait;
+	b->queue_holds++;
+	return 1;
 }

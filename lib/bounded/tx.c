@@ -215,7 +215,7 @@ static int send_one(struct or_bounded *b, struct or_bounded_op *op, struct or_ph
 	size_t len = o->bytes - off < b->payload ? o->bytes - off : b->payload;
 	int ret;
 
-	if (b->tokens < (double)(len + OR_WIRE_HDR_SIZE))
+	if (b->tokens < (double)(len + OR_WIRE_HDR_SIZE) || or_bd_queue_held(b))
 		return 0;
 	fill_header(b, op, o, step, nth, off, len, &h);
 	/* The last packets are sent whatever the injected loss: early timeout needs LAST, and a
