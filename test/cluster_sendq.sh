@@ -9,6 +9,9 @@
 #   2. the default (send_queue_us 0) on the limited links: nothing is resized;
 #   3. unlimited links, send_queue_us=2000: the queue empties between readings, nothing is
 #      resized.
+# And the hold of first-pass data (queue_hold_us, on by default): every rank holds on the
+# limited links, at 1 ms of a drain near the link's; none with queue_hold_us=0, and none
+# on unlimited links, where no drain is measured.
 # Exit 77 without root or network namespaces, or when a cluster is already up.
 . "$(dirname "$0")/cluster/preamble.sh"
 bench=$top/bench/optireduce_bench
@@ -25,6 +28,10 @@ run() {
 # The resizes the log reports: "RANK BYTES RATE" per line.
 resizes() {
 	sed -n 's/^optireduce\[\([0-9]*\)\] info: datagram socket send buffer: \([0-9]*\) bytes, [0-9]* us of the \([0-9.]*\) kB\/ms.*/\1 \2 \3/p' "$log"
+}
+# The holds the log reports: "RANK US RATE" per line.
+holds() {
+	sed -n 's/^optireduce\[\([0-9]*\)\] info: send queue: first-pass data waits above \([0-9]*\) us of the \([0-9.]*\) kB\/ms.*/\1 \2 \3/p' "$log"
 }
 rc=0
 "$cl" up -n 3 --rate 100mbit >/dev/null || { echo "cluster.sh up failed"; exit 99; }
@@ -53,9 +60,19 @@ done
 echo "== 100 Mbit/s, the default (send_queue_us 0): nothing resized"
 run || rc=1
 [ -z "$(resizes)" ] || { resizes; echo "FAIL: resized by default"; rc=1; }
+echo "== 100 Mbit/s, the default (queue_hold_us 1000): each rank holds at 1 ms of the drain"
+holds
+for r in 0 1 2; do
+	holds | awk -v r="$r" '$1 == r && $2 == 1000 && $3 >= 12 && $3 <= 30 { ok = 1 } END { exit !ok }' ||
+		{ echo "FAIL: rank $r did not hold at 1 ms of 12-30 kB/ms"; rc=1; }
+done
+echo "== 100 Mbit/s, queue_hold_us=0: no hold"
+run -x OPTIREDUCE_QUEUE_HOLD_US=0 || rc=1
+[ -z "$(holds)" ] || { holds; echo "FAIL: held with queue_hold_us=0"; rc=1; }
 "$cl" set --rate none >/dev/null || { echo "cluster.sh set failed"; exit 99; }
 echo "== unlimited links, send_queue_us=2000: nothing resized"
 run -x OPTIREDUCE_SEND_QUEUE_US=2000 || rc=1
 [ -z "$(resizes)" ] || { resizes; echo "FAIL: resized on unlimited links"; rc=1; }
+[ -z "$(holds)" ] || { holds; echo "FAIL: held on unlimited links"; rc=1; }
 [ $rc -eq 0 ] && echo "all passed"
 exit $rc
