@@ -102,6 +102,5 @@ int or_bd_queue_held(struct or_bounded *b)
 	if (wait <= 0)
 		return 0;
 	b->queue_hold_until_us = now + wait;
-	b->queue_holds++;
 	return 1;
 }
