@@ -249,6 +249,7 @@ struct or_bounded {
 	struct or_sendq sendq; /* the socket's send buffer sized to its queue's drain rate */
 	double queue_hold_until_us; /* first-pass data waits in the library until then */
 	int queue_holding;          /* the hold applies (logged when it changes) */
+	int queue_held_once;        /* the hold began at least once */
 	double share; /* of pace.rate_mbps the current incast group may use, see or_bd_pump() */
 	uint64_t inject_state;
 	struct or_tmo tmo;

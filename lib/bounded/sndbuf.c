@@ -66,16 +66,20 @@ void or_bd_sndbuf_reading(struct or_bounded *b)
 /* The hold's state changed: say so once, not per datagram. */
 static void note_holding(struct or_bounded *b, int holding)
 {
+	int level = holding && !b->queue_held_once ? OR_LOG_INFO : OR_LOG_DEBUG;
+
 	if (holding == b->queue_holding)
 		return;
 	b->queue_holding = holding;
+	b->queue_held_once |= holding;
+	/* The first hold says what the channel measured; later turns are detail. */
 	if (holding)
-		or_log(OR_LOG_INFO,
+		or_log(level,
 		       "send queue: first-pass data waits above %.0f us of the %.1f kB/ms it "
 		       "drains at",
 		       b->sendq.hold_us, b->sendq.rate);
 	else
-		or_log(OR_LOG_INFO,
+		or_log(level,
 		       "send queue: no hold, it drains at %.1f kB/ms against %.1f alone "
 		       "(shared with other traffic)",
 		       b->sendq.rate, b->sendq.peak);
@@ -87,8 +91,7 @@ int or_bd_queue_held(struct or_bounded *b)
 	long queued;
 
 	if (!or_sendq_holding(&b->sendq)) {
-		if (b->queue_holding)
-			note_holding(b, 0);
+		note_holding(b, 0);
 		return 0;
 	}
 	note_holding(b, 1);
