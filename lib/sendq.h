@@ -42,7 +42,7 @@
 /* A drain under this share of the fastest seen is shared with other senders: the hold
  * stops, and starts again once the drain is back over OR_SENDQ_ALONE of it.  The gap keeps
  * a drain that wanders around one threshold (16 MiB at 50 Mbit/s: 0.68-0.75, thousands of
- * turns an operation) from turning the hold on and off. */
+ * turns in 40 operations) from turning the hold on and off. */
 #define OR_SENDQ_SHARED 0.5
 #define OR_SENDQ_ALONE  0.7
 
