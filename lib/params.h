@@ -168,8 +168,8 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	X(QUEUE_HOLD_US, "queue_hold_us", OR_PT_INT, "1000", "0", "1000000",                      \
 	  "Bounded mode: first-pass data waits in the library while the host's send queue holds " \
 	  "more than this long of the rate it drains at, measured, so repair's resends overtake " \
-	  "it; off from when that rate falls under half the fastest seen (other traffic shares "  \
-	  "the queue) until it is back over 0.7 of it; 0 = off")                                                                       \
+	  "it; off while that rate is under 0.7 of the fastest seen (other traffic shares the "  \
+	  "queue); 0 = off")                                                                       \
 	X(PROGRESS_THREAD, "progress_thread", OR_PT_BOOL, "1", "", "",                             \
 	  "Bounded mode: a thread drains the datagram socket while the application is "            \
 	  "outside the library, so packets of an operation it has not entered yet are "            \

@@ -61,10 +61,6 @@ size_t or_sendq_reading(struct or_sendq *q, double now_us, size_t queued, uint64
 		q->span_rate = r;
 		if (q->spans >= OR_SENDQ_FIRST && q->rate > q->peak)
 			q->peak = q->rate;
-		if (q->rate < OR_SENDQ_SHARED * q->peak)
-			q->shared = 1;
-		else if (q->rate >= OR_SENDQ_ALONE * q->peak)
-			q->shared = 0;
 	}
 	q->t_us = now_us;
 	q->queued = queued;
@@ -86,7 +82,8 @@ void or_sendq_set(struct or_sendq *q, size_t got)
 
 int or_sendq_holding(const struct or_sendq *q)
 {
-	return q->hold_us > 0 && q->buf && q->spans >= OR_SENDQ_FIRST && !q->shared;
+	return q->hold_us > 0 && q->buf && q->spans >= OR_SENDQ_FIRST &&
+	       q->rate >= OR_SENDQ_SHARED * q->peak;
 }
 
 double or_sendq_hold_wait_us(const struct or_sendq *q, size_t queued)

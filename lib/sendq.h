@@ -15,8 +15,7 @@
  * (hold_us): while the queue holds more than hold_us of the drain, first-pass sends wait
  * until it has drained to half that, and resends, which do not wait, overtake them.  A
  * drain well under the fastest one seen is the link shared with other traffic in the same
- * FIFO: holding back there would cede the link to it, so the hold is off until the drain
- * is back near the fastest.
+ * FIFO: holding back there would cede the link to it, so the hold is off.
  *
  * Pure, like pacing.h: the caller reads the socket and sets the buffer.
  */
@@ -39,12 +38,8 @@
 #define OR_SENDQ_FLOOR 16384
 /* The least the hold keeps queued, as the kernel counts it: 3-4 full datagrams. */
 #define OR_SENDQ_HOLD_MIN 8192
-/* A drain under this share of the fastest seen is shared with other senders: the hold
- * stops, and starts again once the drain is back over OR_SENDQ_ALONE of it.  The gap keeps
- * a drain that wanders around one threshold (16 MiB at 50 Mbit/s: 0.68-0.75, thousands of
- * turns in 40 operations) from turning the hold on and off. */
-#define OR_SENDQ_SHARED 0.5
-#define OR_SENDQ_ALONE  0.7
+/* A drain under this share of the fastest seen is shared with other senders: no hold. */
+#define OR_SENDQ_SHARED 0.7
 
 struct or_sendq {
 	double limit_us; /* the longest the queue may hold; 0: the buffer is never changed */
@@ -59,7 +54,6 @@ struct or_sendq {
 	double window[OR_SENDQ_WINDOW]; /* the last spans' rates, window[spans % WINDOW] next */
 	double span_rate;               /* what the last reading measured; 0: nothing */
 	double peak;                    /* the fastest median so far: the link alone */
-	int shared;                     /* the drain fell under OR_SENDQ_SHARED x peak */
 };
 
 /* buf: the socket's send buffer now (0: none); limit_us sizes it, hold_us holds data. */
@@ -73,7 +67,7 @@ static inline int or_sendq_due(const struct or_sendq *q, double now_us)
 	       (q->t_us < 0 || now_us - q->t_us >= OR_SENDQ_SPAN_US);
 }
 
-/* Whether the hold applies: on, the drain measured, and the queue not shared. */
+/* Whether the hold applies: on, the drain measured, and the link not shared. */
 int or_sendq_holding(const struct or_sendq *q);
 
 /*
