@@ -246,7 +246,7 @@ struct or_bounded {
 	struct or_sendfail sendfail;
 	uint64_t tx_failed; /* send completions with an error status (under ofi_lock) */
 	uint64_t tx_handed; /* datagrams the endpoint took (under ofi_lock) */
-	struct or_sendq sendq; /* the socket's send buffer sized to its queue's drain rate */
+	struct or_sendq sendq; /* the socket's queue: its drain rate, the buffer and the hold */
 	double queue_hold_until_us; /* first-pass data waits in the library until then */
 	int queue_holding;          /* the hold applies (logged when it changes) */
 	int queue_held_once;        /* the hold began at least once */
@@ -319,7 +319,8 @@ static inline const char *or_bd_param_s(const struct or_bounded *b, enum or_para
 /* progress.c */
 void or_bd_sleep_us(long us);
 void or_bd_progress_start(struct or_bounded *b);
-/* sndbuf.c: the send buffer at connect, then sized by readings of its queue. */
+/* sndbuf.c: the send buffer at connect, then sized by readings of its queue, which also
+ * hold first-pass data back (queue_hold_us). */
 void or_bd_sndbuf_init(struct or_bounded *b);
 void or_bd_sndbuf_reading(struct or_bounded *b);
 /* Whether first-pass data waits now: the host's queue holds more than queue_hold_us. */
