@@ -15,8 +15,8 @@
 /* With ofi_lock held. */
 static int post_rx(struct or_bounded *b, struct or_rxbuf *r)
 {
-	return r->group ? or_ofi_group_recv(b->ep, r->buf, b->max_msg, &r->x)
-	                : or_ofi_recv(b->ep, r->buf, b->max_msg, &r->x);
+	return r->group ? or_dg_group_recv(b->ep, r->buf, b->max_msg, &r->x)
+	                : or_dg_recv(b->ep, r->buf, b->max_msg, &r->x);
 }
 
 /* Under ofi_lock, from whichever thread reaped it: handled later, under lock. */
@@ -35,7 +35,7 @@ int or_bd_rx_post_all(struct or_bounded *b)
 
 	for (size_t i = 0; i < b->nrx && !ret; i++) {
 		b->rx[i].b = b;
-		b->rx[i].buf = b->rx_mem + i * b->stride + or_ofi_prefix(b->ep);
+		b->rx[i].buf = b->rx_mem + i * b->stride + or_dg_prefix(b->ep);
 		b->rx[i].x.cb = on_rx;
 		b->rx[i].x.cb_arg = &b->rx[i];
 		b->rx[i].group = i >= b->nrx_main;
@@ -50,7 +50,7 @@ int or_bd_reap(struct or_bounded *b)
 	int n;
 
 	pthread_mutex_lock(&b->ofi_lock);
-	n = or_ofi_poll(b->ep, 256);
+	n = or_dg_poll(b->ep, 256);
 	pthread_mutex_unlock(&b->ofi_lock);
 	return n;
 }
@@ -238,7 +238,7 @@ static void failed_notice(struct or_bounded *b, const struct or_wire_hdr *h,
 
 /*
  * Delivers, parks or drops (counting why) one datagram.  src: its sender's rank as the
- * endpoint saw it, or OR_OFI_SRC_* (ofi.h).
+ * endpoint saw it, or OR_SRC_* (ofi.h).
  */
 static void handle_packet(struct or_bounded *b, const uint8_t *pkt, size_t len, uint32_t src)
 {
@@ -256,7 +256,7 @@ static void handle_packet(struct or_bounded *b, const uint8_t *pkt, size_t len, 
 	struct or_bounded_op *op;
 
 	/* From outside the communicator: whatever its header says, never ours. */
-	if (src == OR_OFI_SRC_STRANGER && check_source) {
+	if (src == OR_SRC_STRANGER && check_source) {
 		b->stats.packets_stranger++;
 		or_log(OR_LOG_PACKET, "dropped packet from an address outside the communicator");
 		return;

@@ -33,26 +33,26 @@ double or_thread_cpu_us(void)
 	return fake_now;
 }
 
-int or_ofi_recv(struct or_ofi *o, void *buf, size_t len, struct or_ofi_xfer *x)
+int or_ofi_recv(struct or_ofi *o, void *buf, size_t len, struct or_xport_xfer *x)
 {
 	(void)o, (void)buf, (void)len, (void)x;
 	return 0;
 }
 
 int or_ofi_send(struct or_ofi *o, uint32_t peer, const void *buf, size_t len,
-                struct or_ofi_xfer *x)
+                struct or_xport_xfer *x)
 {
 	(void)o, (void)peer, (void)buf, (void)len, (void)x;
 	return 0;
 }
 
-int or_ofi_group_recv(struct or_ofi *o, void *buf, size_t len, struct or_ofi_xfer *x)
+int or_ofi_group_recv(struct or_ofi *o, void *buf, size_t len, struct or_xport_xfer *x)
 {
 	(void)o, (void)buf, (void)len, (void)x;
 	return 0;
 }
 
-int or_ofi_group_send(struct or_ofi *o, const void *buf, size_t len, struct or_ofi_xfer *x)
+int or_ofi_group_send(struct or_ofi *o, const void *buf, size_t len, struct or_xport_xfer *x)
 {
 	(void)o, (void)buf, (void)len, (void)x;
 	return 0;
