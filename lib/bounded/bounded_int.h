@@ -228,6 +228,7 @@ struct or_bounded {
 	struct or_txbuf *tx_free;
 	struct or_parked *park;
 	size_t nparked;
+	double rx_clock_us; /* when the batch of datagrams being handled was drained (rx.c) */
 	/* The running operations, oldest first (docs/design.md, "Operations in flight"). */
 	struct or_bounded_op *ops[OR_INFLIGHT_MAX];
 	unsigned nops;

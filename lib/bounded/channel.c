@@ -163,7 +163,13 @@ int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bou
 		return ret;
 	}
 	rate = or_bd_param_d(b, OR_P_PACING_RATE);
-	or_pacer_init(&b->pace, rate > 0 ? rate : OR_INITIAL_RATE_MBPS);
+	/* A fixed rate stays; the kernel transport can fill fast links: find them at once. */
+	if (rate > 0)
+		or_pacer_init(&b->pace, rate);
+	else if (b->ep->kind == OR_DGRAM_KERNEL)
+		or_pacer_init_slow_start(&b->pace, OR_INITIAL_RATE_MBPS);
+	else
+		or_pacer_init(&b->pace, OR_INITIAL_RATE_MBPS);
 	b->share = 1.0;
 	b->inject_state =
 	    (uint64_t)or_bd_param_i(b, OR_P_INJECT_SEED) * 0x100000001b3ull + comm->rank;
