@@ -76,6 +76,7 @@ struct or_dgram_ops {
 	size_t (*group_rx_depth)(const struct or_dgram *d);
 	int (*group_recv)(struct or_dgram *d, void *buf, size_t len, struct or_xport_xfer *x);
 	int (*group_send)(struct or_dgram *d, const void *buf, size_t len, struct or_xport_xfer *x);
+	uint64_t (*kernel_drops)(const struct or_dgram *d);
 	/* What the endpoint does with its datagrams, for the log and optireduce_info. */
 	void (*describe)(const struct or_dgram *d, char *buf, size_t len);
 };
@@ -219,6 +220,11 @@ static inline int or_dg_group_send(struct or_dgram *d, const void *buf, size_t l
                                    struct or_xport_xfer *x)
 {
 	return d->ops->group_send(d, buf, len, x);
+}
+/* Datagrams the kernel dropped for a full receive socket; 0 where unknown. */
+static inline uint64_t or_dg_kernel_drops(const struct or_dgram *d)
+{
+	return d->ops->kernel_drops ? d->ops->kernel_drops(d) : 0;
 }
 static inline void or_dg_describe(const struct or_dgram *d, char *buf, size_t len)
 {

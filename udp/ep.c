@@ -73,7 +73,7 @@ static int choose_interface(struct or_udp *u, const struct or_dgram_want *want, 
 	}
 	if (best) {
 		snprintf(u->ifname, sizeof(u->ifname), "%s", best->ifa_name);
-		u->self.addr = ((struct sockaddr_in *)best->ifa_addr)->sin_addr.s_addr;
+		u->self.sin.sin_addr.s_addr = ((struct sockaddr_in *)best->ifa_addr)->sin_addr.s_addr;
 	}
 	freeifaddrs(all);
 	if (!best)
@@ -91,6 +91,10 @@ static int size_datagrams(struct or_udp *u, int fd, const struct or_dgram_want *
 	memset(&ifr, 0, sizeof(ifr));
 	snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", u->ifname);
 	u->mtu = ioctl(fd, SIOCGIFMTU, &ifr) == 0 && ifr.ifr_mtu > 0 ? (unsigned)ifr.ifr_mtu : 1500;
+	/* Loopback's 64 KiB is no network's: the largest jumbo frame keeps the channel's
+	 * 2,048 posted receives at 19 MB. */
+	if (u->mtu > OR_UDP_MTU_MAX)
+		u->mtu = OR_UDP_MTU_MAX;
 	if (want->mtu && want->mtu < u->mtu)
 		u->mtu = want->mtu;
 	if (u->mtu < 576)
@@ -103,7 +107,7 @@ static int size_datagrams(struct or_udp *u, int fd, const struct or_dgram_want *
 
 static int open_socket(struct or_udp *u, const struct or_dgram_want *want, unsigned flow)
 {
-	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = u->self.addr};
+	struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = u->self.sin.sin_addr.s_addr};
 	socklen_t sl = sizeof(sin);
 	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0), zero = 0;
 	struct epoll_event ev = {.events = EPOLLIN};
@@ -114,6 +118,8 @@ static int open_socket(struct or_udp *u, const struct or_dgram_want *want, unsig
 	if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) || getsockname(fd, (void *)&sin, &sl))
 		return -OPTIREDUCE_EIO;
 	u->self.port[flow] = sin.sin_port;
+	if (flow == 0)
+		u->self.sin = sin;
 	/* Segmentation: the socket option exists (0 leaves it off until a send asks). */
 	if (flow == 0)
 		u->gso = want->gso && setsockopt(fd, SOL_UDP, UDP_SEGMENT, &zero, sizeof(zero)) == 0;
@@ -213,9 +219,9 @@ static int av_insert(struct or_dgram *d, const void *names, size_t stride, uint3
 		for (unsigned f = 0; f < nm.nflows; f++) {
 			struct sockaddr_in *to = &u->peers[r].to[f];
 			to->sin_family = AF_INET;
-			to->sin_addr.s_addr = nm.addr;
+			to->sin_addr.s_addr = nm.sin.sin_addr.s_addr;
 			to->sin_port = nm.port[f];
-			src_add(u, nm.addr, nm.port[f], r);
+			src_add(u, nm.sin.sin_addr.s_addr, nm.port[f], r);
 		}
 	}
 	u->npeers = n;
@@ -318,22 +324,27 @@ static size_t group_rx_depth(const struct or_dgram *d)
 	return ((const struct or_udp *)d)->gfd >= 0 ? 512 : 0;
 }
 
+static uint64_t kernel_drops(const struct or_dgram *d)
+{
+	return ((const struct or_udp *)d)->kernel_drops;
+}
+
 static void describe(const struct or_dgram *d, char *buf, size_t len)
 {
 	const struct or_udp *u = (const struct or_udp *)d;
 	char addr[INET_ADDRSTRLEN];
 
-	inet_ntop(AF_INET, &u->self.addr, addr, sizeof(addr));
+	inet_ntop(AF_INET, &u->self.sin.sin_addr.s_addr, addr, sizeof(addr));
 	snprintf(buf, len,
 	         "kernel UDP on %s (%s), MTU %u: %zu-byte datagrams, segmentation offload %s%s%s, "
 	         "receive coalescing %s, %u flow%s; %llu segmented sends, %llu plain, %llu "
-	         "receive calls for %llu datagrams, %u dropped by the kernel, %llu truncated",
+	         "receive calls for %llu datagrams, %llu dropped by the kernel, %llu truncated",
 	         u->ifname, addr, u->mtu, u->max_msg, u->gso ? "on" : "off",
 	         u->gso_refused ? ", refused: " : "", u->gso_refused ? strerror(u->gso_refused) : "",
 	         u->gro ? "on" : "off", u->nflows, u->nflows == 1 ? "" : "s",
 	         (unsigned long long)u->gso_sends, (unsigned long long)u->plain_sends,
 	         (unsigned long long)u->syscalls_rx, (unsigned long long)u->datagrams_rx,
-	         u->kernel_drops, (unsigned long long)u->truncated);
+	         (unsigned long long)u->kernel_drops, (unsigned long long)u->truncated);
 }
 
 static const struct or_dgram_ops udp_ops = {
@@ -364,6 +375,7 @@ static const struct or_dgram_ops udp_ops = {
     .group_rx_depth = group_rx_depth,
     .group_recv = or_udp_group_recv,
     .group_send = or_udp_group_send,
+    .kernel_drops = kernel_drops,
     .describe = describe,
 };
 

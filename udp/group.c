@@ -32,8 +32,8 @@ int or_udp_group_join(struct or_dgram *d, uint32_t group, uint16_t port, int loo
 	                          .sin_addr.s_addr = htonl(group),
 	                          .sin_port = htons(port)};
 	struct ip_mreq mreq = {.imr_multiaddr.s_addr = htonl(group),
-	                       .imr_interface.s_addr = u->self.addr};
-	struct in_addr ifaddr = {.s_addr = u->self.addr};
+	                       .imr_interface.s_addr = u->self.sin.sin_addr.s_addr};
+	struct in_addr ifaddr = {.s_addr = u->self.sin.sin_addr.s_addr};
 	struct epoll_event ev = {.events = EPOLLIN, .data.u32 = OR_UDP_MAX_FLOWS};
 	unsigned char ttl = 1, looped = loop != 0;
 	int one = 1;

@@ -4,7 +4,8 @@
  * OR_UDP_RX_SLOTS buffers of 64 KiB, each with one datagram or, with UDP_GRO, a train of
  * datagrams of one sender that the kernel coalesced; the segment size it reports splits
  * them again (seg.c), and each datagram is copied into the oldest posted receive, whose
- * completion says its sender.  A slot the kernel marks truncated is dropped and counted;
+ * completion says its sender; one larger than that receive completes it with
+ * -OPTIREDUCE_EMSGSIZE.  A slot the kernel marks truncated is dropped and counted;
  * SO_RXQ_OVFL says how many datagrams the kernel itself dropped for a full socket.
  */
 #define _GNU_SOURCE /* sendmmsg, recvmmsg */
@@ -93,14 +94,17 @@ static int deliver(struct or_udp *u, int max)
 			continue;
 		}
 		const struct or_udp_span *sp = &s->span[s->next++];
-		if (sp->len > (size_t)q->head->prov[1]) {
-			u->truncated++; /* larger than any datagram of ours: dropped, counted */
-			continue;
-		}
 		struct or_xport_xfer *x = rxq_pop(q);
-		memcpy(x->prov[0], s->base + sp->off, sp->len);
 		x->src = s->src;
-		or_xport_done(x, 0, sp->len);
+		/* Larger than the buffer, so than any datagram of ours: an error completion, as
+		 * a truncated receive is on libfabric, which the channel counts invalid. */
+		if (sp->len > (size_t)x->prov[1]) {
+			u->truncated++;
+			or_xport_done(x, -OPTIREDUCE_EMSGSIZE, 0);
+		} else {
+			memcpy(x->prov[0], s->base + sp->off, sp->len);
+			or_xport_done(x, 0, sp->len);
+		}
 		n++;
 	}
 	if (u->next_staged == u->nstaged)

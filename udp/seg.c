@@ -6,8 +6,9 @@ size_t or_udp_split(size_t len, size_t gso, struct or_udp_span *out, size_t max)
 {
 	size_t n = 0, off = 0;
 
-	if (!len || !max)
+	if (!max)
 		return 0;
+	/* An empty datagram is one: the channel counts it invalid, as it counts any other. */
 	if (!gso || gso >= len) {
 		out[0].off = 0;
 		out[0].len = len;

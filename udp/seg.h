@@ -22,7 +22,7 @@ struct or_udp_span {
 
 /*
  * The datagrams in a buffer of len bytes that the kernel filled with datagrams of gso bytes
- * each, the last one possibly shorter (gso 0: one datagram of len).  At most max spans;
+ * each, the last one possibly shorter (gso 0, or len 0: one datagram of len).  At most max spans;
  * returns how many, never reading past len.
  */
 size_t or_udp_split(size_t len, size_t gso, struct or_udp_span *out, size_t max);

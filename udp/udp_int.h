@@ -15,15 +15,17 @@
 #include "seg.h"
 
 #define OR_UDP_MAX_FLOWS 16
+#define OR_UDP_MTU_MAX   9216 /* the largest jumbo frame networks carry */
 #define OR_UDP_TXQ       256 /* queued sends: the channel's send pool holds as many */
 #define OR_UDP_MMSG      32  /* messages per sendmmsg and recvmmsg */
 #define OR_UDP_RX_SLOT   65536 /* one coalesced receive */
 #define OR_UDP_RX_SLOTS  16
 #define OR_UDP_SEGS_PER_SLOT 64 /* the most datagrams the kernel coalesces */
 
-/* The published name: address, and one port per flow. */
+/* The published name: the first flow's socket address, as tools read a datagram
+ * endpoint's name, then every flow's port (network byte order). */
 struct or_udp_name {
-	uint32_t addr; /* network byte order */
+	struct sockaddr_in sin;
 	uint16_t port[OR_UDP_MAX_FLOWS];
 	uint8_t nflows;
 	uint8_t pad[3];
@@ -92,7 +94,7 @@ struct or_udp {
 	/* Counters, for the log at close and describe */
 	uint64_t tx_completed;
 	uint64_t gso_sends, plain_sends, syscalls_tx, syscalls_rx, datagrams_rx, truncated;
-	uint32_t kernel_drops; /* SO_RXQ_OVFL: datagrams the kernel dropped, all sockets */
+	uint64_t kernel_drops; /* SO_RXQ_OVFL: datagrams the kernel dropped, all sockets */
 	uint32_t drops_seen[OR_UDP_MAX_FLOWS + 1];
 };
 

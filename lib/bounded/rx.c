@@ -318,6 +318,15 @@ static void handle_packet(struct or_bounded *b, const uint8_t *pkt, size_t len, 
 	deliver(b, op, &h, pkt + OR_WIRE_HDR_SIZE, b->rx_clock_us);
 }
 
+/* A datagram larger than any of ours: a stranger's where the endpoint says so. */
+static void oversized(struct or_bounded *b, uint32_t src)
+{
+	if (src == OR_SRC_STRANGER && or_bd_param_i(b, OR_P_CHECK_SOURCE))
+		b->stats.packets_stranger++;
+	else
+		b->stats.packets_invalid++;
+}
+
 /* With lock held: handles the packets reaped so far and gives their buffers back. */
 int or_bd_drain_ready(struct or_bounded *b)
 {
@@ -344,7 +353,7 @@ int or_bd_drain_ready(struct or_bounded *b)
 			if (!r->x.error)
 				handle_packet(b, r->buf, r->x.len, r->x.src);
 			else if (r->x.error == -OPTIREDUCE_EMSGSIZE) /* larger than any of ours */
-				b->stats.packets_invalid++;
+				oversized(b, r->x.src);
 			else if (r->x.error != -OPTIREDUCE_ECANCELED)
 				b->stats.packets_recv_failed++;
 		}
