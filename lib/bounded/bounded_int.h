@@ -349,6 +349,8 @@ uint16_t or_bd_max_steps(uint32_t n);
 void or_bd_tx_init(struct or_bounded *b);
 void or_bd_refill(struct or_bounded *b);
 int or_bd_pump(struct or_bounded *b, struct or_bounded_op *op, unsigned step);
+/* Hands what is queued on the endpoint to the network (the pump does at its end). */
+void or_bd_flush(struct or_bounded *b);
 uint32_t or_bd_unsent_peers(const struct or_phase *ph);
 
 /* catchup.c (catch_up): first phases record whom they cut whole, the next first phase

@@ -301,10 +301,8 @@ int or_bounded_poll(struct or_bounded *b)
 			return sent;
 		ret += sent;
 	}
-	/* What this pass queued goes to the network together (dgram.h). */
-	pthread_mutex_lock(&b->ofi_lock);
-	or_dg_flush(b->ep);
-	pthread_mutex_unlock(&b->ofi_lock);
+	/* Resends and answers queued while draining go too. */
+	or_bd_flush(b);
 	return ret;
 }
 

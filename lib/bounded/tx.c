@@ -80,6 +80,18 @@ static void note_sent_all(struct or_bounded_op *op, struct or_phase *ph, unsigne
 	       (unsigned long long)op->c->seq, step, took_us);
 }
 
+/*
+ * What the pump queued goes to the network now, together (dgram.h): a phase begun outside
+ * the progress loop (phase.c) must not wait for the next poll, which an operation that just
+ * finished may not make.
+ */
+void or_bd_flush(struct or_bounded *b)
+{
+	pthread_mutex_lock(&b->ofi_lock);
+	or_dg_flush(b->ep);
+	pthread_mutex_unlock(&b->ofi_lock);
+}
+
 /* A packet of op left: it counts for op and every other operation sending meanwhile
  * (or_bounded_op.sent_bytes). */
 static void count_sent(struct or_bounded *b, struct or_bounded_op *op, size_t bytes)
@@ -281,6 +293,7 @@ static int pump_group(struct or_bounded *b, struct or_bounded_op *op, struct or_
 		note_sent_all(op, ph, step);
 	if (lead->next >= end)
 		ph->group = ph->norder;
+	or_bd_flush(b);
 	return sent;
 }
 
@@ -348,6 +361,7 @@ int or_bd_pump(struct or_bounded *b, struct or_bounded_op *op, unsigned step)
 	}
 	if (ph->group >= ph->norder)
 		note_sent_all(op, ph, step);
+	or_bd_flush(b);
 	return 64 - budget;
 }
 

@@ -258,7 +258,7 @@ check_offload_loss() {
 # still act on wire-size packets.  A host segments its own sends (GSO in software after
 # its qdisc: one pass through its stack per 64 KB, as with TSO) and coalesces what it
 # receives (GRO, NAPI on the veth); the switch's ports carry and shape wire-size frames,
-# and loss is netem's on the port toward each host, per frame.  MTU 9000 unless --mtu
+# and loss drops frames the switch forwards toward each host (fast_loss).  MTU 9000 unless --mtu
 # says otherwise, as clouds' jumbo frames (9001 on AWS, 8896 on GCP).
 check_fast() {
 	if [ "${FAST:-0}" = 1 ]; then
@@ -281,19 +281,22 @@ fast_offload() {
 	fi
 }
 
-# Loss of the fast profile: netem on the switch's port toward host i, per wire frame,
-# under the port's tbf when the rate is limited.
+# Loss of the fast profile: in the switch, on the frames the bridge forwards to host i
+# (iptables' statistic match on a chain per port, reached through br_netfilter, which
+# the switch turns on only then), so per wire frame and before the host's GRO.
 fast_loss() {
-	local i=$1 pct
-	pct=$(awk -v p="$LOSS" 'BEGIN { printf "%.6f", p * 100 }')
-	if ! awk -v p="$LOSS" 'BEGIN { exit !(p > 0) }'; then
-		tc -n "$SW" qdisc del dev "h$i" parent 1:1 2>/dev/null || true
-		return 0
+	local i=$1 chain=ORC-LOSS-h$1
+	if ! ip netns exec "$SW" "$IPT" -w -n -L "$chain" >/dev/null 2>&1; then
+		awk -v p="$LOSS" 'BEGIN { exit !(p > 0) }' || return 0
+		ip netns exec "$SW" sysctl -qw net.bridge.bridge-nf-call-iptables=1
+		ip netns exec "$SW" "$IPT" -w -N "$chain"
+		ip netns exec "$SW" "$IPT" -w -A FORWARD -m physdev --physdev-is-bridged \
+			--physdev-out "h$i" -j "$chain"
 	fi
-	if [ "$RATE_BPS" -gt 0 ] && [ "${RATE_AT:-both}" != egress ]; then
-		tc -n "$SW" qdisc replace dev "h$i" parent 1:1 handle 10: netem loss "$pct%"
-	else
-		tc -n "$SW" qdisc replace dev "h$i" root netem loss "$pct%"
+	ip netns exec "$SW" "$IPT" -w -F "$chain"
+	if awk -v p="$LOSS" 'BEGIN { exit !(p > 0) }'; then
+		ip netns exec "$SW" "$IPT" -w -A "$chain" -m statistic --mode random \
+			--probability "$LOSS" -j DROP
 	fi
 }
 
