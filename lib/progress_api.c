@@ -4,11 +4,13 @@
  * with several operations in flight that complete in any order (a thread serving many
  * requests, a language binding).  It waits like optireduce_wait when nothing moves: a
  * short spin, then the kernel (docs/design.md, "Operations in flight"); how long any
- * waiter spins is decided here too (or_comm_spin_us).
+ * waiter spins is decided here too (or_comm_spin_us).  optireduce_comm_wake (wake.c) ends
+ * the call early from another thread: the caller has new work to start.
  */
 #include <sched.h>
 
 #include "internal.h"
+#include "wake.h"
 
 double or_comm_spin_us(const optireduce_comm_t *comm)
 {
@@ -35,7 +37,8 @@ static unsigned pending_ops(const optireduce_comm_t *comm)
 }
 
 /* Nothing moved: yield the CPU during the spin time, then sleep up to 1 ms in the kernel
- * (the caller's deadline may pass by less than that: no spinning until it comes). */
+ * (the caller's deadline may pass by less than that: no spinning until it comes), or less
+ * if optireduce_comm_wake is called meanwhile. */
 static int idle_wait(optireduce_comm_t *comm, double idle_since)
 {
 	int ret;
@@ -44,7 +47,7 @@ static int idle_wait(optireduce_comm_t *comm, double idle_since)
 		sched_yield();
 		return 0;
 	}
-	ret = or_comm_wait_activity(comm, 1);
+	ret = or_comm_wait_wakeable(comm, 1);
 	return ret == -OPTIREDUCE_EAGAIN ? 0 : ret;
 }
 
@@ -67,7 +70,8 @@ int optireduce_comm_progress(optireduce_comm_t *comm, int timeout_ms)
 		if (ret < 0)
 			or_comm_fail(comm, ret);
 		left = pending_ops(comm);
-		if (left < before || or_now_us() >= deadline)
+		/* Woken: the caller has work to hand over, after one pass at least. */
+		if (left < before || or_now_us() >= deadline || or_wake_take(comm->wake))
 			break;
 		if (activity) {
 			idle_since = or_now_us();
