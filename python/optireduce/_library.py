@@ -147,10 +147,14 @@ _PROTOTYPES = {
     "optireduce_test": (ctypes.c_int, [_P]),
     "optireduce_wait": (ctypes.c_int, [_P, ctypes.POINTER(Status)]),
     "optireduce_comm_progress": (ctypes.c_int, [_P, ctypes.c_int]),
+    "optireduce_comm_wake": (ctypes.c_int, [_P]),
     "optireduce_dtype_size": (ctypes.c_size_t, [ctypes.c_int]),
     "optireduce_algorithm_name": (ctypes.c_char_p, [ctypes.c_int]),
     "optireduce_param_info": (ctypes.c_int, [ctypes.c_int, ctypes.POINTER(ParamInfo)]),
 }
+
+# Entry points a library of the same API version may lack (the package then does without).
+_OPTIONAL = frozenset(["optireduce_comm_wake"])
 
 _lock = threading.Lock()
 _lib = None
@@ -180,7 +184,11 @@ def _load():
             errors.append("%s: %s" % (path, e))
             continue
         for name, (restype, argtypes) in _PROTOTYPES.items():
-            fn = getattr(lib, name)
+            fn = getattr(lib, name, None)
+            if fn is None and name in _OPTIONAL:
+                continue  # an older library: the package does without it
+            if fn is None:
+                fn = getattr(lib, name)  # raises AttributeError naming it
             fn.restype = restype
             fn.argtypes = argtypes
         version = lib.optireduce_version()
