@@ -260,8 +260,20 @@ def _record(item: _Item) -> Dict[str, Any]:
     return rec
 
 
-def resolve_records(records: List[Dict[str, Any]]) -> List[Dict[str, float]]:
-    """The copy times (ms) of timed records, once their events completed (synchronizes)."""
+def reference_event(device: torch.device) -> Tuple[Any, float]:
+    """An event and the host time it completed: resolve_records places events on the host
+    clock from it (within the tens of microseconds a synchronize takes)."""
+    event = torch.cuda.Event(enable_timing=True)
+    event.record(torch.cuda.current_stream(device))
+    event.synchronize()
+    return event, time.perf_counter()
+
+
+def resolve_records(records: List[Dict[str, Any]],
+                    ref: Optional[Tuple[Any, float]] = None) -> List[Dict[str, float]]:
+    """Timed records with their copy times (ms) and, given a reference_event of the same
+    device made before them, each copy's start and end on the host clock (perf_counter):
+    to_host_t0/t1, to_device_t0/t1.  Synchronizes with the last copy back of each."""
     out = []
     for rec in records:
         ev = rec["events"]
@@ -270,6 +282,11 @@ def resolve_records(records: List[Dict[str, Any]]) -> List[Dict[str, float]]:
         r["to_host_ms"] = ev["to_host_start"].elapsed_time(ev["to_host_done"])
         r["to_device_ms"] = ev["to_device_start"].elapsed_time(ev["to_device_done"])
         r["reduce_ms"] = 1e3 * (rec["reduced"] - rec["submitted"])
+        if ref is not None:
+            for name, event in (("to_host_t0", "to_host_start"), ("to_host_t1", "to_host_done"),
+                                ("to_device_t0", "to_device_start"),
+                                ("to_device_t1", "to_device_done")):
+                r[name] = ref[1] + ref[0].elapsed_time(ev[event]) / 1e3
         out.append(r)
     return out
 

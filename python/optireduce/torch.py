@@ -222,7 +222,9 @@ def _start(comm, tensor, op, what):
     return start_allreduce(comm, tensor, dtype, op, tensor)
 
 
-def allreduce_hook(state: Optional[Communicator], bucket: Any) -> _torch.futures.Future:
+# The hook's annotations are the ones DDP's register_comm_hook accepts (it checks them).
+def allreduce_hook(state: Optional[Communicator],
+                   bucket: _dist.GradBucket) -> _torch.futures.Future[_torch.Tensor]:
     """DDP communication hook: average the bucket with liboptireduce.
 
     state is the Communicator passed to register_comm_hook (None: the
