@@ -11,7 +11,11 @@
  * optireduce_iallreduce, which has posted the operation's first send.  Rank 1 then runs
  * the same operations and every result is checked; how long after rank 1 started them
  * rank 0's progress calls saw them complete is printed too (data must still wake the
- * waiter).  P50 and P99 are printed; with -b the P99 must be under that many us.
+ * waiter).  P50 and P99 are printed.  With -b: the P50 must be under that many us, and
+ * the P99 too where the machine is idle: its own wake-up latency (a thread asleep in
+ * poll() on an eventfd, no library) measured before and after has a P99 under half the
+ * bound; a busy machine's P99 is printed, not judged, after up to 3 runs, and an idle
+ * one's over the bound is run again, up to 3 runs.
  *
  * The waiter sleeps in poll() on the wake-up's descriptor and the exact endpoint's, so the
  * bound holds on a provider whose completion queue has one descriptor (FI_WAIT_FD, e.g.
@@ -24,12 +28,14 @@
  *   test_wake [-m exact|bounded] [-p provider] [-W] [-r rounds] [-b p99_bound_us]
  */
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -54,6 +60,7 @@ struct shared {
 };
 
 static struct shared *sh;
+static pthread_barrierattr_t barrier_attr;
 static const char *mode = "exact", *provider;
 static int no_wake, rounds = 8;
 static double bound_us; /* 0: printed only */
@@ -239,39 +246,70 @@ static double pct(const double *v, int n, double p)
 	return v[i < 0 ? 0 : i];
 }
 
-int main(int argc, char **argv)
-{
-	pthread_barrierattr_t ba;
-	pid_t pids[NRANKS];
-	int opt, status, failed = 0, skipped = 0;
-	double p50, p99;
+/* The machine's own wake-up latency, without the library: a thread asleep in poll() on an
+ * eventfd, another writing it every 0.2-1.2 ms.  Its P99 (us) tells an idle machine from a
+ * busy one, whose scheduling delays alone exceed the bound. */
+struct control {
+	int fd;
+	atomic_int posted, taken;
+	double t;
+	double lat[PER_ROUND * 4];
+};
 
-	while ((opt = getopt(argc, argv, "m:p:Wr:b:")) != -1) {
-		if (opt == 'm')
-			mode = optarg;
-		else if (opt == 'p')
-			provider = optarg;
-		else if (opt == 'W')
-			no_wake = 1;
-		else if (opt == 'r')
-			rounds = atoi(optarg);
-		else if (opt == 'b')
-			bound_us = atof(optarg);
-		else {
-			fprintf(stderr,
-			        "usage: test_wake [-m exact|bounded] [-W] [-r rounds] [-b us]\n");
-			return 2;
-		}
+static void *control_waiter(void *arg)
+{
+	struct control *c = arg;
+	struct pollfd p = {.fd = c->fd, .events = POLLIN};
+	uint64_t v;
+
+	for (int n = 0; n < PER_ROUND * 4; n++) {
+		while (atomic_load(&c->posted) == n)
+			if (poll(&p, 1, 1000) > 0 && read(c->fd, &v, sizeof(v)) < 0)
+				break;
+		c->lat[n] = now_us() - c->t;
+		atomic_store(&c->taken, n + 1);
 	}
-	if (rounds < 1 || rounds > MAX_ROUND)
-		return 2;
-	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	if (sh == MAP_FAILED)
-		return 2;
+	return NULL;
+}
+
+static double control_p99(void)
+{
+	struct control *c = calloc(1, sizeof(*c));
+	unsigned seed = 11;
+	pthread_t th;
+	uint64_t one = 1;
+	double p99 = 1e9;
+
+	if (!c || (c->fd = eventfd(0, EFD_NONBLOCK)) < 0) {
+		free(c);
+		return p99;
+	}
+	pthread_create(&th, NULL, control_waiter, c);
+	for (int n = 0; n < PER_ROUND * 4; n++) {
+		usleep(200 + (unsigned)(rand_r(&seed) % 1000));
+		c->t = now_us();
+		atomic_store(&c->posted, n + 1);
+		if (write(c->fd, &one, sizeof(one)) < 0)
+			break;
+		while (atomic_load(&c->taken) != n + 1)
+			usleep(20);
+	}
+	pthread_join(th, NULL);
+	close(c->fd);
+	qsort(c->lat, PER_ROUND * 4, sizeof(double), cmp);
+	p99 = pct(c->lat, PER_ROUND * 4, 99);
+	free(c);
+	return p99;
+}
+
+/* One run of both ranks: 0 with the P50 and P99 in us, 77 without a provider, 1 failed. */
+static int run_once(double *p50, double *p99)
+{
+	pid_t pids[NRANKS];
+	int status, failed = 0, skipped = 0;
+
 	memset(sh, 0, sizeof(*sh));
-	pthread_barrierattr_init(&ba);
-	pthread_barrierattr_setpshared(&ba, PTHREAD_PROCESS_SHARED);
-	pthread_barrier_init(&sh->bar, &ba, NRANKS);
+	pthread_barrier_init(&sh->bar, &barrier_attr, NRANKS);
 	for (int r = 0; r < NRANKS; r++) {
 		fflush(stdout);
 		pids[r] = fork();
@@ -288,10 +326,8 @@ int main(int argc, char **argv)
 		else if (WEXITSTATUS(status) != 0)
 			failed = 1;
 	}
-	if (skipped) {
-		printf("no provider: skipping\n");
+	if (skipped)
 		return 77;
-	}
 	if (failed || sh->bad[0] || sh->bad[1] || sh->nlat != rounds * PER_ROUND) {
 		printf("FAILED: a rank failed (%d, %d bad results), %d of %d latencies\n",
 		       sh->bad[0], sh->bad[1], sh->nlat, rounds * PER_ROUND);
@@ -304,18 +340,78 @@ int main(int argc, char **argv)
 	       "started them\n",
 	       1 + PER_ROUND, pct(sh->done_us, rounds, 50));
 	qsort(sh->lat_us, (size_t)sh->nlat, sizeof(double), cmp);
-	p50 = pct(sh->lat_us, sh->nlat, 50);
-	p99 = pct(sh->lat_us, sh->nlat, 99);
+	*p50 = pct(sh->lat_us, sh->nlat, 50);
+	*p99 = pct(sh->lat_us, sh->nlat, 99);
 	printf("%s, %s: %d hand-overs, from hand-over to started: P50 %.1f us, P99 %.1f us, "
 	       "max %.1f us\n",
 	       mode, no_wake ? "no wake-up (progress with 2 ms)" : "optireduce_comm_wake", sh->nlat,
-	       p50, p99, sh->lat_us[sh->nlat - 1]);
-	if (bound_us <= 0)
-		return 0;
-	if (p99 >= bound_us) {
-		printf("FAILED: P99 %.1f us, bound %.0f us\n", p99, bound_us);
-		return 1;
-	}
-	printf("passed\n");
+	       *p50, *p99, sh->lat_us[sh->nlat - 1]);
 	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int opt, ret;
+	double p50, p99;
+
+	while ((opt = getopt(argc, argv, "m:p:Wr:b:")) != -1) {
+		if (opt == 'm')
+			mode = optarg;
+		else if (opt == 'p')
+			provider = optarg;
+		else if (opt == 'W')
+			no_wake = 1;
+		else if (opt == 'r')
+			rounds = atoi(optarg);
+		else if (opt == 'b')
+			bound_us = atof(optarg);
+		else {
+			fprintf(stderr, "usage: test_wake [-m exact|bounded] [-p provider] [-W] "
+			                "[-r rounds] [-b us]\n");
+			return 2;
+		}
+	}
+	if (rounds < 1 || rounds > MAX_ROUND)
+		return 2;
+	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (sh == MAP_FAILED)
+		return 2;
+	pthread_barrierattr_init(&barrier_attr);
+	pthread_barrierattr_setpshared(&barrier_attr, PTHREAD_PROCESS_SHARED);
+	for (int attempt = 1;; attempt++) {
+		double before = bound_us > 0 ? control_p99() : 0, after;
+
+		ret = run_once(&p50, &p99);
+		if (ret == 77)
+			printf("no provider: skipping\n");
+		if (ret || bound_us <= 0)
+			return ret;
+		after = control_p99();
+		/* A wake-up that does not work shows at the median, busy machine or not. */
+		if (p50 >= bound_us) {
+			printf("FAILED: P50 %.1f us, bound %.0f us\n", p50, bound_us);
+			return 1;
+		}
+		if (p99 < bound_us) {
+			printf("passed (the machine's own wake-up P99 %.1f, %.1f us)\n", before,
+			       after);
+			return 0;
+		}
+		if (before >= bound_us / 2 || after >= bound_us / 2) {
+			printf("the machine is busy (its own wake-up P99 %.1f, %.1f us): P99 not "
+			       "judged%s\n",
+			       before, after, attempt < 3 ? ", again" : "");
+			if (attempt < 3)
+				continue;
+			printf("passed on the median\n");
+			return 0;
+		}
+		if (attempt == 3) {
+			printf("FAILED: P99 %.1f us, bound %.0f us, on an idle machine (its own "
+			       "wake-up P99 %.1f, %.1f us)\n",
+			       p99, bound_us, before, after);
+			return 1;
+		}
+		printf("P99 %.1f us over the bound on an idle machine: again\n", p99);
+	}
 }
