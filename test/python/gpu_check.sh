@@ -20,7 +20,8 @@
 #   test/python/gpu_check.sh [run] [BUNDLE]    on the GPU machine, from the repository's
 #       root, with BUNDLE (default build/gpu-bundle) carried along: loads the library from
 #       BUNDLE/lib (LD_LIBRARY_PATH, OPTIREDUCE_LIBRARY) and the package from python/, then
-#       runs and prints, each step under a timeout (about 6 minutes in all when it passes):
+#       runs and prints, each step under a timeout (530 s in all at most, so that one
+#       command of 10 minutes holds it; a few minutes when it passes):
 #         1. optireduce_info: the library loads, providers on loopback;
 #         2. test_wake: submission latency with optireduce_comm_wake (P99 < 200 us);
 #         3. test/python/torch_ddp.py and torch_backend.py, 2 ranks: the CPU tests on
@@ -33,7 +34,8 @@
 #       failed and something ran, 77 when every step skipped (no CUDA or no torch 2.x:
 #       what this script does on the development machines), 1 otherwise.
 #
-# Where a device tool runs it: prepare here, then with carry ["build/gpu-bundle"]:
+# Where a device tool runs it: prepare here, then with carry ["build/gpu-bundle"] and a
+# limit of 590 s:
 #     test/python/gpu_check.sh run build/gpu-bundle
 set -u
 here=$(cd "$(dirname "$0")/../.." && pwd)
@@ -112,9 +114,9 @@ py=
 for c in "${PYTHON:-}" python3 /usr/bin/python3; do
 	[ -n "$c" ] && "$c" -c 'import torch' >/dev/null 2>&1 && { py=$c; break; }
 done
-step "optireduce_info" 30 "$dir/bin/optireduce_info"
-step "test_wake: hand-over latency, default provider, printed" 60 "$dir/bin/test_wake" -m exact
-step "test_wake: tcp;ofi_rxm, P99 < 200 us" 60 "$dir/bin/test_wake" -m exact \
+step "optireduce_info" 20 "$dir/bin/optireduce_info"
+step "test_wake: hand-over latency, default provider, printed" 30 "$dir/bin/test_wake" -m exact
+step "test_wake: tcp;ofi_rxm, P99 < 200 us" 30 "$dir/bin/test_wake" -m exact \
 	-p 'tcp;ofi_rxm' -b 200
 if [ -z "$py" ]; then
 	echo "gpu_check: no Python with torch: the Python steps skip"
@@ -122,11 +124,11 @@ if [ -z "$py" ]; then
 else
 	"$py" -c 'import torch, sys; print("torch", torch.__version__, "CUDA",
 		torch.version.cuda, "devices", torch.cuda.device_count(), "python", sys.version.split()[0])'
-	step "torch_ddp.py (CPU tensors), 2 ranks" 150 "$py" test/python/torch_ddp.py --np 2
-	step "torch_backend.py (CPU tensors), 2 ranks" 90 "$py" test/python/torch_backend.py --np 2
-	step "gpu_ddp.py, 2 ranks" 200 "$py" test/python/gpu_ddp.py --np 2
-	step "gpu_ddp.py --quick, 4 ranks" 150 "$py" test/python/gpu_ddp.py --np 4 --quick
-	step "bench/gpu_staging.py, 2 ranks" 180 "$py" bench/gpu_staging.py --np 2 \
+	step "torch_ddp.py (CPU tensors), 2 ranks" 90 "$py" test/python/torch_ddp.py --np 2
+	step "torch_backend.py (CPU tensors), 2 ranks" 60 "$py" test/python/torch_backend.py --np 2
+	step "gpu_ddp.py, 2 ranks" 120 "$py" test/python/gpu_ddp.py --np 2
+	step "gpu_ddp.py --quick, 4 ranks" 80 "$py" test/python/gpu_ddp.py --np 4 --quick
+	step "bench/gpu_staging.py, 2 ranks" 100 "$py" bench/gpu_staging.py --np 2 \
 		${OUT:+--json "$OUT/gpu_staging.json"}
 fi
 echo "gpu_check: $passed passed, $failed failed, $skipped skipped"
