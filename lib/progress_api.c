@@ -26,14 +26,26 @@ double or_comm_spin_us(const optireduce_comm_t *comm)
 	return (double)or_param_int(p, OR_P_SPIN_US);
 }
 
-/* Operations not yet completed: the running ones and those queued behind them. */
+/* Operations not yet completed: the running ones and those queued behind them (on a
+ * communicator with hier, in its own queue). */
 static unsigned pending_ops(const optireduce_comm_t *comm)
 {
 	unsigned n = 0;
 
-	for (const optireduce_req_t *r = comm->head; r; r = r->next)
+	for (const optireduce_req_t *r = comm->hier ? comm->hier->head : comm->head; r; r = r->next)
 		n++;
 	return n;
+}
+
+/* One pass: the communicator's channels, or its hier queue (which fails its operations
+ * itself). */
+static int pass(optireduce_comm_t *comm, int *activity)
+{
+	if (comm->hier) {
+		or_hier_progress(comm->hier, activity);
+		return 0;
+	}
+	return or_comm_progress(comm, activity);
 }
 
 /* Nothing moved: yield the CPU during the spin time, then sleep up to 1 ms in the kernel
@@ -43,6 +55,10 @@ static int idle_wait(optireduce_comm_t *comm, double idle_since)
 {
 	int ret;
 
+	if (comm->hier) {
+		or_hier_idle_wait(comm->hier, or_now_us() - idle_since);
+		return 0;
+	}
 	if (or_now_us() - idle_since <= or_comm_spin_us(comm)) {
 		sched_yield();
 		return 0;
@@ -64,7 +80,7 @@ int optireduce_comm_progress(optireduce_comm_t *comm, int timeout_ms)
 	start = idle_since = or_now_us();
 	deadline = start + 1e3 * (double)timeout_ms;
 	while (left == before && before) {
-		int activity, ret = or_comm_progress(comm, &activity);
+		int activity, ret = pass(comm, &activity);
 
 		/* A failure fails every operation: they completed, their status says why. */
 		if (ret < 0)

@@ -23,9 +23,13 @@
  * (whose waits are the bounded channel's, -m bounded; int32 sums, served on the exact
  * channel, so the blocker waits for rank 1 rather than a deadline) it sees the wake-up
  * between 1 ms waits.  -W: no wake-up, progress called with 2 ms as the Python package did
- * before, for comparison.
+ * before, for comparison.  -H: hierarchy on, so the two ranks meet in shared memory
+ * (lib/hier_op.c's queue, whose idle wait yields for 2 ms, then naps 50 us).  Always,
+ * with the wake-up: rank 0's optireduce_comm_progress calls return at most 4 times per
+ * hand-over (a call that returns at once makes its caller spin: it did on a communicator
+ * with hier, 0.79 CPU s per s of waiting); the share of a CPU its thread used is printed.
  *
- *   test_wake [-m exact|bounded] [-p provider] [-W] [-r rounds] [-b p99_bound_us]
+ *   test_wake [-m exact|bounded] [-p provider] [-W] [-H] [-r rounds] [-b p99_bound_us]
  */
 #include <math.h>
 #include <poll.h>
@@ -57,12 +61,14 @@ struct shared {
 	double peer_start_us[MAX_ROUND]; /* rank 1 started a round's operations */
 	double done_us[MAX_ROUND];       /* rank 0's progress call saw them all complete */
 	int bad[NRANKS];                 /* wrong results or failed calls */
+	double cpu_share;                /* rank 0's progress thread: CPU time over wall time */
+	long returns; /* its optireduce_comm_progress calls while hand-overs came */
 };
 
 static struct shared *sh;
 static pthread_barrierattr_t barrier_attr;
 static const char *mode = "exact", *provider;
-static int no_wake, rounds = 8;
+static int no_wake, hier, rounds = 8;
 static double bound_us; /* 0: printed only */
 
 /* Rank 0: the mailbox between the submitting thread and the progress thread. */
@@ -136,11 +142,20 @@ static int start(optireduce_comm_t *comm, struct ops *o, int i, int rank)
 	                             &o->req[i]);
 }
 
+static double thread_cpu_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
 static void rank0(optireduce_comm_t *comm)
 {
 	pthread_t th;
 	struct ops o;
 	int n = 0;
+	double cpu0 = thread_cpu_us(), wall0 = now_us();
 
 	comm0 = comm;
 	pthread_create(&th, NULL, submitter, NULL);
@@ -153,6 +168,7 @@ static void rank0(optireduce_comm_t *comm)
 		while (i <= PER_ROUND) {
 			if (optireduce_comm_progress(comm, no_wake ? 2 : 1000) < 0)
 				sh->bad[0]++;
+			sh->returns++;
 			if (atomic_load(&posted) == n + 1) {
 				if (start(comm, &o, i, 0))
 					sh->bad[0]++;
@@ -173,6 +189,7 @@ static void rank0(optireduce_comm_t *comm)
 		sh->done_us[round] = now_us();
 		check_round(0, &o);
 	}
+	sh->cpu_share = (thread_cpu_us() - cpu0) / (now_us() - wall0);
 	pthread_join(th, NULL);
 }
 
@@ -208,7 +225,8 @@ static int child(int rank)
 
 	if (optireduce_init(OPTIREDUCE_API_VERSION, &ctx))
 		return 2;
-	set(ctx, "hierarchy", "0"); /* over the network channels, not shared memory */
+	/* Over the network channels, or with -H through shared memory (one host). */
+	set(ctx, "hierarchy", hier ? "1" : "0");
 	set(ctx, "max_inflight", "32");
 	set(ctx, "spin_us", "0");
 	set(ctx, "spin_small_us", "0");
@@ -342,10 +360,21 @@ static int run_once(double *p50, double *p99)
 	qsort(sh->lat_us, (size_t)sh->nlat, sizeof(double), cmp);
 	*p50 = pct(sh->lat_us, sh->nlat, 50);
 	*p99 = pct(sh->lat_us, sh->nlat, 99);
-	printf("%s, %s: %d hand-overs, from hand-over to started: P50 %.1f us, P99 %.1f us, "
-	       "max %.1f us\n",
-	       mode, no_wake ? "no wake-up (progress with 2 ms)" : "optireduce_comm_wake", sh->nlat,
-	       *p50, *p99, sh->lat_us[sh->nlat - 1]);
+	printf("%s%s, %s: %d hand-overs, from hand-over to started: P50 %.1f us, P99 %.1f us, "
+	       "max %.1f us; the waiting thread used %.0f %% of a CPU\n",
+	       mode, hier ? " (hierarchy: shared memory)" : "",
+	       no_wake ? "no wake-up (progress with 2 ms)" : "optireduce_comm_wake", sh->nlat, *p50,
+	       *p99, sh->lat_us[sh->nlat - 1], 100 * sh->cpu_share);
+	/* A progress call that returns at once instead of waiting makes its caller spin: each
+	 * call must end by a wake-up (one per hand-over, a few spurious) or its timeout. */
+	printf("%.1f optireduce_comm_progress returns per hand-over\n",
+	       (double)sh->returns / sh->nlat);
+	if (!no_wake && sh->returns > 4 * sh->nlat) {
+		printf("FAILED: optireduce_comm_progress returned %ld times for %d hand-overs: it "
+		       "did not wait\n",
+		       sh->returns, sh->nlat);
+		return 1;
+	}
 	return 0;
 }
 
@@ -354,20 +383,23 @@ int main(int argc, char **argv)
 	int opt, ret;
 	double p50, p99;
 
-	while ((opt = getopt(argc, argv, "m:p:Wr:b:")) != -1) {
+	while ((opt = getopt(argc, argv, "m:p:WHr:b:")) != -1) {
 		if (opt == 'm')
 			mode = optarg;
 		else if (opt == 'p')
 			provider = optarg;
 		else if (opt == 'W')
 			no_wake = 1;
+		else if (opt == 'H')
+			hier = 1;
 		else if (opt == 'r')
 			rounds = atoi(optarg);
 		else if (opt == 'b')
 			bound_us = atof(optarg);
 		else {
-			fprintf(stderr, "usage: test_wake [-m exact|bounded] [-p provider] [-W] "
-			                "[-r rounds] [-b us]\n");
+			fprintf(stderr,
+			        "usage: test_wake [-m exact|bounded] [-p provider] [-W] [-H] "
+			        "[-r rounds] [-b us]\n");
 			return 2;
 		}
 	}

@@ -11,3 +11,5 @@ timeout 120 "$t" -m exact -p 'tcp;ofi_rxm' -b 200 || exit $?
 timeout 120 "$t" -m exact -r 2 || exit 1
 timeout 120 "$t" -m exact -W -r 2 || exit 1
 timeout 120 "$t" -m bounded -r 2 || exit 1
+# Ranks meeting in shared memory (hierarchy): printed, and the progress call must wait.
+timeout 120 "$t" -m exact -H -r 2 || exit 1
