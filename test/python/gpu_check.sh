@@ -20,16 +20,18 @@
 #   test/python/gpu_check.sh [run] [BUNDLE]    on the GPU machine, from the repository's
 #       root, with BUNDLE (default build/gpu-bundle) carried along: loads the library from
 #       BUNDLE/lib (LD_LIBRARY_PATH, OPTIREDUCE_LIBRARY) and the package from python/, then
-#       runs and prints, each step under a timeout (530 s in all at most, so that one
+#       runs and prints, each step under a timeout (570 s in all at most, so that one
 #       command of 10 minutes holds it; a few minutes when it passes):
 #         1. optireduce_info: the library loads, providers on loopback;
-#         2. test_wake: submission latency with optireduce_comm_wake (P99 < 200 us);
+#         2. test_wake: submission latency with optireduce_comm_wake (P99 < 200 us on
+#            tcp;ofi_rxm; the default provider and shared memory printed);
 #         3. test/python/torch_ddp.py and torch_backend.py, 2 ranks: the CPU tests on
 #            this torch (2.x);
 #         4. test/python/gpu_ddp.py, 2 ranks, then 4 with --quick: CUDA buckets, hook and
 #            backend, exact and bounded;
 #         5. bench/gpu_staging.py, 2 ranks, 1-100 MB buckets: copy times against the
-#            allreduce, overlap (JSON also to $OUT if set).
+#            allreduce, overlap (JSON also to $OUT if set); then 25 MB with the ranks
+#            in shared memory (hierarchy 1, the default on one host).
 #       The last line is "gpu_check: N passed, M failed, K skipped".  Exit 0 when nothing
 #       failed and something ran, 77 when every step skipped (no CUDA or no torch 2.x:
 #       what this script does on the development machines), 1 otherwise.
@@ -118,18 +120,24 @@ step "optireduce_info" 20 "$dir/bin/optireduce_info"
 step "test_wake: hand-over latency, default provider, printed" 30 "$dir/bin/test_wake" -m exact
 step "test_wake: tcp;ofi_rxm, P99 < 200 us" 30 "$dir/bin/test_wake" -m exact \
 	-p 'tcp;ofi_rxm' -b 200
+step "test_wake: ranks in shared memory, printed" 20 "$dir/bin/test_wake" -m exact -H -r 2
 if [ -z "$py" ]; then
 	echo "gpu_check: no Python with torch: the Python steps skip"
-	skipped=$((skipped + 4))
+	skipped=$((skipped + 6))
 else
 	"$py" -c 'import torch, sys; print("torch", torch.__version__, "CUDA",
 		torch.version.cuda, "devices", torch.cuda.device_count(), "python", sys.version.split()[0])'
 	step "torch_ddp.py (CPU tensors), 2 ranks" 90 "$py" test/python/torch_ddp.py --np 2
 	step "torch_backend.py (CPU tensors), 2 ranks" 60 "$py" test/python/torch_backend.py --np 2
 	step "gpu_ddp.py, 2 ranks" 120 "$py" test/python/gpu_ddp.py --np 2
-	step "gpu_ddp.py --quick, 4 ranks" 80 "$py" test/python/gpu_ddp.py --np 4 --quick
+	step "gpu_ddp.py --quick, 4 ranks" 70 "$py" test/python/gpu_ddp.py --np 4 --quick
 	step "bench/gpu_staging.py, 2 ranks" 100 "$py" bench/gpu_staging.py --np 2 \
 		${OUT:+--json "$OUT/gpu_staging.json"}
+	# The same 25 MB buckets between ranks that meet in shared memory (the default on
+	# one host): the allreduce the copies are weighed against is a memory copy's speed.
+	step "bench/gpu_staging.py, 2 ranks in shared memory, 25 MB" 40 \
+		env OPTIREDUCE_HIERARCHY=1 "$py" bench/gpu_staging.py --np 2 --sizes 25 --rounds 2 \
+		${OUT:+--json "$OUT/gpu_staging_shm.json"}
 fi
 echo "gpu_check: $passed passed, $failed failed, $skipped skipped"
 [ "$failed" -gt 0 ] && exit 1
