@@ -149,7 +149,9 @@ class Staging:
                     item.t["handed"] = time.perf_counter()
                     item.events["to_host_start"] = _timed_event(to_host)
                 host.copy_(flat, non_blocking=True)
-                done = torch.cuda.Event(enable_timing=self.timing)
+                # Blocking: the staging thread sleeps in its synchronize() rather than spin
+                # a CPU for the length of the copy.
+                done = torch.cuda.Event(enable_timing=self.timing, blocking=True)
                 done.record(to_host)
             # The caching allocator must not hand the memory out while a side stream uses it.
             tensor.record_stream(to_host)

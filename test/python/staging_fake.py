@@ -55,7 +55,7 @@ class Stream:
 
 
 class Event:
-    def __init__(self, enable_timing=False):
+    def __init__(self, enable_timing=False, blocking=False):
         self.done_at = None
 
     def record(self, stream):
