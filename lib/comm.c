@@ -214,11 +214,9 @@ optireduce_comm_t *or_comm_alloc(optireduce_ctx_t *ctx, uint32_t rank, uint32_t 
 {
 	optireduce_comm_t *c = calloc(1, sizeof(*c));
 
-	if (c && !(c->wake = or_wake_new())) {
-		free(c);
-		return NULL;
-	}
-	if (!c || or_handle_add(c)) {
+	if (c)
+		c->wake = or_wake_new();
+	if (!c || !c->wake || or_handle_add(c)) {
 		if (c)
 			or_wake_free(c->wake);
 		free(c);
