@@ -10,6 +10,7 @@ import ctypes
 import ctypes.util
 import os
 import threading
+from typing import List, Tuple
 
 API_MAJOR = 0
 API_MINOR = 1
@@ -113,7 +114,7 @@ class ParamInfo(ctypes.Structure):
 class OptiReduceError(RuntimeError):
     """A negative code from liboptireduce, with the library's own message."""
 
-    def __init__(self, code, where=""):
+    def __init__(self, code: int, where: str = "") -> None:
         self.code = -abs(int(code))
         self.message = strerror(self.code)
         text = "%s (%d)" % (self.message, self.code)
@@ -201,7 +202,7 @@ def _load():
                           "path): " + "; ".join(errors))
 
 
-def lib():
+def lib() -> ctypes.CDLL:
     """The loaded library (loaded on first use)."""
     global _lib
     with _lock:
@@ -210,27 +211,27 @@ def lib():
         return _lib
 
 
-def strerror(code):
+def strerror(code: int) -> str:
     return lib().optireduce_strerror(int(code)).decode()
 
 
-def check(ret, where=""):
+def check(ret: int, where: str = "") -> int:
     """Raise OptiReduceError for a negative return; pass anything else through."""
     if ret < 0:
         raise OptiReduceError(ret, where)
     return ret
 
 
-def version_string():
+def version_string() -> str:
     return lib().optireduce_version_string().decode()
 
 
-def algorithm_name(algorithm_id):
+def algorithm_name(algorithm_id: int) -> str:
     name = lib().optireduce_algorithm_name(int(algorithm_id))
     return name.decode() if name else "unknown"
 
 
-def params():
+def params() -> List[Tuple[str, str, str, str]]:
     """The parameter table: list of (name, type, default, description)."""
     out, info, i = [], ParamInfo(), 0
     while lib().optireduce_param_info(i, ctypes.byref(info)) == 0:
