@@ -189,6 +189,10 @@ struct optireduce_status {
 	/* Final-phase packets this rank fetched from their owners: blocks that every rank
 	 * would otherwise have had nothing of. */
 	uint64_t consistent_packets_fetched;
+	/* Datagrams the kernel dropped because this rank's receive socket was full
+	 * (SO_RXQ_OVFL), since the communicator was made; 0 where the transport cannot tell
+	 * (libfabric). */
+	uint64_t packets_kernel_dropped;
 };
 
 typedef struct optireduce_ctx optireduce_ctx_t;
@@ -369,6 +373,15 @@ int optireduce_topology(char *buf, size_t len);
  * when it can, 0 when not, < 0 on error (-OPTIREDUCE_EOVERFLOW: truncated).
  */
 int optireduce_multicast_check(optireduce_ctx_t *ctx, char *buf, size_t len);
+/*
+ * For tools: the datagram transport a bounded communicator of ctx would use on this host
+ * with its parameters (bounded_transport, bounded_provider, iface, udp_*), why, and what
+ * it does, from an endpoint opened and closed for the purpose; one line into buf, e.g.
+ * "kernel (a plain IP interface: the kernel's UDP): kernel UDP on eth0 (10.0.0.5), MTU
+ * 9001: 8973-byte datagrams, segmentation offload on, ...".  1 when an endpoint opened, 0
+ * when none could (buf says why), < 0 on error (-OPTIREDUCE_EOVERFLOW: truncated).
+ */
+int optireduce_transport_check(optireduce_ctx_t *ctx, char *buf, size_t len);
 
 #if defined(__GNUC__) && __GNUC__ >= 4
 #pragma GCC visibility pop

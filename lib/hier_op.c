@@ -116,6 +116,7 @@ static void add_net_status(struct or_hier *h, optireduce_req_t *r,
 	s->consistent_blocks_zeroed += st->consistent_blocks_zeroed;
 	s->consistent_asks += st->consistent_asks;
 	s->consistent_packets_fetched += st->consistent_packets_fetched;
+	s->packets_kernel_dropped += st->packets_kernel_dropped;
 }
 
 /* The leader: the result area through the leaders' communicator, then published. */

@@ -95,6 +95,19 @@ static void print_multicast(optireduce_ctx_t *ctx, optireduce_comm_t *comm)
 	       "on its group; optireduce_comm_multicast() and the log at level 2 say why not)\n");
 }
 
+/* Which datagram transport a bounded communicator would run on here, and why. */
+static void print_transport(optireduce_ctx_t *ctx)
+{
+	char what[640];
+	int ret = optireduce_transport_check(ctx, what, sizeof(what));
+
+	if (ret < 0)
+		snprintf(what, sizeof(what), "%s", optireduce_strerror(ret));
+	printf("Bounded transport: %s\n", what);
+	printf("           (parameter bounded_transport; the log at level 2 says the same for "
+	       "each communicator)\n");
+}
+
 /* A one-rank communicator shows values exactly as a real one would resolve them. */
 static optireduce_comm_t *self_comm(optireduce_ctx_t *ctx)
 {
@@ -185,6 +198,7 @@ int main(int argc, char **argv)
 		print_placement(comm);
 		print_host();
 		print_multicast(ctx, comm);
+		print_transport(ctx);
 	}
 	if (all || P) {
 		printf("Exact channel providers (RDM, tagged):\n");

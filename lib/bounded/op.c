@@ -102,6 +102,7 @@ static void finish_stats(struct or_bounded *b, struct or_coll *c)
 	st->bcast_unicast = c->bop->bcast_unicast;
 	pthread_mutex_lock(&b->ofi_lock);
 	st->packets_send_failed = c->bop->packets_send_failed + b->tx_failed;
+	st->packets_kernel_dropped = or_dg_kernel_drops(b->ep);
 	b->sendfail.total += b->tx_failed;
 	b->tx_failed = 0;
 	pthread_mutex_unlock(&b->ofi_lock);

@@ -83,6 +83,7 @@ class Status(ctypes.Structure):
         ("consistent_blocks_zeroed", ctypes.c_uint64),
         ("consistent_asks", ctypes.c_uint64),
         ("consistent_packets_fetched", ctypes.c_uint64),
+        ("packets_kernel_dropped", ctypes.c_uint64),
     ]
 
 
