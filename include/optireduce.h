@@ -323,6 +323,13 @@ int optireduce_wait(optireduce_req_t *req, struct optireduce_status *status);
  * negative timeout_ms.
  */
 int optireduce_comm_progress(optireduce_comm_t *comm, int timeout_ms);
+/*
+ * From any thread, while comm exists: makes the optireduce_comm_progress call now waiting
+ * on comm, or else the next one, return after at most one progress pass, so that the
+ * thread calling it can start work handed over meanwhile.  0, or -OPTIREDUCE_EBADHANDLE.
+ * Not while another thread destroys comm.
+ */
+int optireduce_comm_wake(optireduce_comm_t *comm);
 
 /* Algorithm table, for tools: id 0..n-1; returns NULL past the end. */
 const char *optireduce_algorithm_name(int id);

@@ -16,6 +16,7 @@
 #include "internal.h"
 #include "multicast.h"
 #include "topology.h"
+#include "wake.h"
 
 #define OR_NAME_MAX 256
 
@@ -213,7 +214,11 @@ optireduce_comm_t *or_comm_alloc(optireduce_ctx_t *ctx, uint32_t rank, uint32_t 
 {
 	optireduce_comm_t *c = calloc(1, sizeof(*c));
 
-	if (!c || or_handle_add(c)) {
+	if (c)
+		c->wake = or_wake_new();
+	if (!c || !c->wake || or_handle_add(c)) {
+		if (c)
+			or_wake_free(c->wake);
 		free(c);
 		return NULL;
 	}
@@ -266,6 +271,7 @@ void or_comm_free(optireduce_comm_t *c)
 	or_codec_cache_free(&c->codec_cache);
 	or_measure_free(c);
 	or_ofi_close(c->rdm);
+	or_wake_free(c->wake);
 	c->magic = OR_MAGIC_DEAD;
 	free(c);
 }

@@ -51,5 +51,10 @@ int or_hier_iallreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf, si
                        optireduce_req_t **req);
 int or_hier_test(optireduce_req_t *req);
 int or_hier_wait(optireduce_req_t *req, struct optireduce_status *status);
+/* optireduce_comm_progress on such a communicator: one pass over its queue (*activity: did
+ * anything move), and the wait of a pass that moved nothing idle_us after the last one
+ * that did (yield, then up to 1 ms on the leaders' network or 50 us). */
+void or_hier_progress(struct or_hier *h, int *activity);
+void or_hier_idle_wait(struct or_hier *h, double idle_us);
 
 #endif /* OR_HIER_H */

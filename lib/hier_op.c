@@ -348,6 +348,17 @@ static void idle_wait(struct or_hier *h, double idle_us)
 		nanosleep(&ts, NULL);
 }
 
+/* For optireduce_comm_progress (progress_api.c): the queue's pass and the idle wait. */
+void or_hier_progress(struct or_hier *h, int *activity)
+{
+	progress(h, activity);
+}
+
+void or_hier_idle_wait(struct or_hier *h, double idle_us)
+{
+	idle_wait(h, idle_us);
+}
+
 int or_hier_wait(optireduce_req_t *req, struct optireduce_status *status)
 {
 	struct or_hier *h = req->coll.comm->hier;

@@ -53,6 +53,7 @@ struct optireduce_comm {
 	optireduce_req_t *tail;
 	unsigned running;
 	struct or_measure *measure; /* measure_exact's trials and choices (measure.c) */
+	struct or_wake *wake;       /* optireduce_comm_wake's flag and descriptor (wake.c) */
 };
 
 enum or_req_state { OR_REQ_QUEUED, OR_REQ_RUNNING, OR_REQ_DONE };

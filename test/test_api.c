@@ -387,6 +387,7 @@ static void test_after_free(void)
 	CHECK(optireduce_comm_size(comm) == -OPTIREDUCE_EBADHANDLE);
 	CHECK(optireduce_comm_provider(comm, OPTIREDUCE_MODE_EXACT) == NULL);
 	CHECK(optireduce_comm_set_param(comm, "spin_us", "1") == -OPTIREDUCE_EBADHANDLE);
+	CHECK(optireduce_comm_wake(comm) == -OPTIREDUCE_EBADHANDLE);
 	CHECK(optireduce_comm_get_param(comm, "spin_us", v, sizeof(v), NULL) ==
 	      -OPTIREDUCE_EBADHANDLE);
 	CHECK(optireduce_allreduce(comm, &x, &x, 1, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM, NULL) ==
@@ -425,6 +426,10 @@ static void test_comm_progress(optireduce_ctx_t *ctx, optireduce_comm_t *comm)
 	/* Nothing pending: 0 at once, whatever the timeout. */
 	CHECK(optireduce_comm_progress(comm, 0) == 0);
 	CHECK(optireduce_comm_progress(comm, 100000) == 0);
+	/* optireduce_comm_wake: a bad handle, and a wake-up nobody waits for. */
+	CHECK(optireduce_comm_wake(NULL) == -OPTIREDUCE_EBADHANDLE);
+	CHECK(optireduce_comm_wake((optireduce_comm_t *)ctx) == -OPTIREDUCE_EBADHANDLE);
+	CHECK(optireduce_comm_wake(comm) == 0 && optireduce_comm_wake(comm) == 0);
 	for (int i = 0; i < 3; i++)
 		CHECK(optireduce_iallreduce(comm, s[i], r[i], 4, OPTIREDUCE_FLOAT32, OPTIREDUCE_SUM,
 		                            &req[i]) == 0);

@@ -10,6 +10,7 @@ import ctypes
 import ctypes.util
 import os
 import threading
+from typing import List, Tuple
 
 API_MAJOR = 0
 API_MINOR = 1
@@ -114,7 +115,7 @@ class ParamInfo(ctypes.Structure):
 class OptiReduceError(RuntimeError):
     """A negative code from liboptireduce, with the library's own message."""
 
-    def __init__(self, code, where=""):
+    def __init__(self, code: int, where: str = "") -> None:
         self.code = -abs(int(code))
         self.message = strerror(self.code)
         text = "%s (%d)" % (self.message, self.code)
@@ -148,10 +149,14 @@ _PROTOTYPES = {
     "optireduce_test": (ctypes.c_int, [_P]),
     "optireduce_wait": (ctypes.c_int, [_P, ctypes.POINTER(Status)]),
     "optireduce_comm_progress": (ctypes.c_int, [_P, ctypes.c_int]),
+    "optireduce_comm_wake": (ctypes.c_int, [_P]),
     "optireduce_dtype_size": (ctypes.c_size_t, [ctypes.c_int]),
     "optireduce_algorithm_name": (ctypes.c_char_p, [ctypes.c_int]),
     "optireduce_param_info": (ctypes.c_int, [ctypes.c_int, ctypes.POINTER(ParamInfo)]),
 }
+
+# Entry points a library of the same API version may lack (the package then does without).
+_OPTIONAL = frozenset(["optireduce_comm_wake"])
 
 _lock = threading.Lock()
 _lib = None
@@ -181,7 +186,11 @@ def _load():
             errors.append("%s: %s" % (path, e))
             continue
         for name, (restype, argtypes) in _PROTOTYPES.items():
-            fn = getattr(lib, name)
+            fn = getattr(lib, name, None)
+            if fn is None and name in _OPTIONAL:
+                continue  # an older library: the package does without it
+            if fn is None:
+                fn = getattr(lib, name)  # raises AttributeError naming it
             fn.restype = restype
             fn.argtypes = argtypes
         version = lib.optireduce_version()
@@ -194,7 +203,7 @@ def _load():
                           "path): " + "; ".join(errors))
 
 
-def lib():
+def lib() -> ctypes.CDLL:
     """The loaded library (loaded on first use)."""
     global _lib
     with _lock:
@@ -203,27 +212,27 @@ def lib():
         return _lib
 
 
-def strerror(code):
+def strerror(code: int) -> str:
     return lib().optireduce_strerror(int(code)).decode()
 
 
-def check(ret, where=""):
+def check(ret: int, where: str = "") -> int:
     """Raise OptiReduceError for a negative return; pass anything else through."""
     if ret < 0:
         raise OptiReduceError(ret, where)
     return ret
 
 
-def version_string():
+def version_string() -> str:
     return lib().optireduce_version_string().decode()
 
 
-def algorithm_name(algorithm_id):
+def algorithm_name(algorithm_id: int) -> str:
     name = lib().optireduce_algorithm_name(int(algorithm_id))
     return name.decode() if name else "unknown"
 
 
-def params():
+def params() -> List[Tuple[str, str, str, str]]:
     """The parameter table: list of (name, type, default, description)."""
     out, info, i = [], ParamInfo(), 0
     while lib().optireduce_param_info(i, ctypes.byref(info)) == 0:

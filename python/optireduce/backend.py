@@ -4,66 +4,44 @@
     import optireduce.backend   # registers it
     dist.init_process_group("optireduce", ...)
 
-all_reduce of a CPU tensor with a library dtype (int8, uint8, int32, int64,
-float16, bfloat16, float32, float64) and op (SUM, AVG, MIN, MAX, PRODUCT)
-goes through liboptireduce, so DistributedDataParallel needs no hook.  The
-mode and parameters come from the environment (OPTIREDUCE_MODE=bounded,
-OPTIREDUCE_<PARAM>=...; exact by default).  Every other collective, and
-all_reduce of what the library has no dtype or op for (bitwise ops, sparse
-tensors, bool...), goes to a Gloo process group made on the same store, with
-Gloo's own limits; a CUDA tensor raises TypeError.  The process group's communicator is pg.optireduce (its
-take_step_stats() as with the hook).
+all_reduce of a host or CUDA tensor with a library dtype (int8, uint8, int32,
+int64, float16, bfloat16, float32, float64) and op (SUM, AVG, MIN, MAX,
+PRODUCT) goes through liboptireduce, so DistributedDataParallel needs no hook,
+on CPUs or GPUs; a CUDA tensor is staged through pinned host memory as with the
+hook (optireduce/_staging.py).  The mode and parameters come from the
+environment (OPTIREDUCE_MODE=bounded, OPTIREDUCE_<PARAM>=...; exact by
+default).  Every other collective, and all_reduce of what the library has no
+dtype or op for (bitwise ops, sparse tensors, bool...), goes to a Gloo process
+group made on the same store, with Gloo's own limits; a tensor on another
+device (meta, xpu...) raises TypeError.  The process group's
+communicator is pg.optireduce (its take_step_stats() as with the hook).
 
-It is a Python subclass of torch.distributed.ProcessGroup (pybind11
-trampoline of torch 1.13), so no C++ extension is needed; Python code calling
-reduce, gather, scatter or all_to_all gets Gloo, C++ callers of those get
-torch's "not supported" error.
+It is a Python subclass of torch.distributed.ProcessGroup, through the pybind11
+trampoline that torch 1.13 and torch 2.x both have, so no C++ extension is
+needed: the creator registered with Backend.register_backend returns it, and
+torch 2.x uses a ProcessGroup it gets back as the group itself.  Registration
+declares the devices ("cpu", "cuda") where register_backend takes them (torch
+2.x); on torch 2.x the Gloo group is also registered as the group's backend for
+both devices, so that what asks the group for a backend by device (object
+collectives, barrier's device) finds one.  Python code calling reduce, gather,
+scatter or all_to_all gets Gloo; C++ callers of those get torch's "not
+supported" error.
 """
-import collections
+import inspect
+from typing import Any, Callable, List
 
 import torch
 import torch.distributed as dist
-from torch._C._distributed_c10d import Work
+from torch._C._distributed_c10d import _create_work_from_future
 
 from .communicator import Communicator
-from .torch import _DTYPES, _REDUCE_OPS, training_params
+from .torch import _DTYPES, _REDUCE_OPS, start_allreduce, training_params
 
 NAME = "optireduce"
+DEVICES = ["cpu", "cuda"]
 
 
-class OptiReduceWork(Work):
-    """A liboptireduce operation as a torch.distributed Work."""
-
-    def __init__(self, future, tensors):
-        super().__init__()
-        self._future = future
-        self._tensors = tensors
-
-    def wait(self, timeout=None):
-        self._future.wait()
-        return True
-
-    def is_completed(self):
-        return self._future.done()
-
-    def is_success(self):
-        if not self._future.done():
-            return False
-        try:
-            self._future.value()
-            return True
-        except Exception:
-            return False
-
-    def get_future(self):
-        return self._future
-
-    def result(self):
-        self._future.wait()
-        return self._tensors
-
-
-def _store_allgather(store, rank, size):
+def _store_allgather(store: Any, rank: int, size: int) -> Callable[[bytes], List[bytes]]:
     state = {"round": 0}
 
     def allgather(data):
@@ -78,26 +56,24 @@ def _store_allgather(store, rank, size):
 class ProcessGroupOptiReduce(dist.ProcessGroup):
     """all_reduce on liboptireduce, everything else on Gloo over the same store."""
 
-    # A Work made here and handed to C++ (DDP's Reducer calls getFuture() on it right after
-    # allreduce returns) is a Python object: if it died, torch 1.13's trampoline would find
-    # no get_future and fail ("Work::getFuture not implemented").  The most recent ones are
-    # kept alive for C++ callers; Python callers hold their own.
-    RECENT_WORKS = 256
-
-    def __init__(self, store, rank, size, timeout):
+    def __init__(self, store: Any, rank: int, size: int, timeout: Any) -> None:
         super().__init__(rank, size)
-        self._recent = collections.deque(maxlen=self.RECENT_WORKS)
         self._gloo = dist.ProcessGroupGloo(dist.PrefixStore("gloo", store), rank, size, timeout)
         self.optireduce = Communicator(rank, size, _store_allgather(store, rank, size),
                                        mode=None, **training_params({}))
+        # torch 2.x: the Gloo group is a Backend that a ProcessGroup can hold per device.
+        if hasattr(self, "_register_backend"):
+            for device in DEVICES:
+                self._register_backend(torch.device(device), dist.ProcessGroup.BackendType.GLOO,
+                                       self._gloo)
 
-    def getBackendName(self):
+    def getBackendName(self) -> str:
         return NAME
 
-    def _get_backend_name(self):
+    def _get_backend_name(self) -> str:
         return NAME
 
-    def allreduce(self, tensors, opts=None):
+    def allreduce(self, tensors: Any, opts: Any = None) -> Any:
         if isinstance(tensors, torch.Tensor):
             tensors = [tensors]
         if opts is None:
@@ -111,25 +87,16 @@ class ProcessGroupOptiReduce(dist.ProcessGroup):
             raise ValueError("optireduce backend: one tensor per all_reduce, got %d"
                              % len(tensors))
         t = tensors[0]
-        if t.device.type != "cpu":
+        if t.device.type not in DEVICES:
             raise TypeError("optireduce backend: %s tensor: the library reduces host memory "
-                            "and does not copy device tensors" % t.device)
+                            "and stages CUDA tensors through it" % t.device)
         if (op is None or t.dtype not in _DTYPES or t.layout != torch.strided
                 or not t.is_contiguous()):
             return self._gloo.allreduce(tensors, opts)
-        future = torch.futures.Future()
-
-        def done(error, _stats):
-            if error is not None:
-                future.set_exception(error)
-            else:
-                future.set_result(tensors)
-
-        self.optireduce.iallreduce(None, t.data_ptr(), t.numel(), _DTYPES[t.dtype], op,
-                                   callback=done, keep=t)
-        work = OptiReduceWork(future, tensors)
-        self._recent.append(work)
-        return work
+        # A C++ Work around the future: DDP's Reducer holds it, not a Python object that
+        # could die before its getFuture() call.
+        future = start_allreduce(self.optireduce, t, _DTYPES[t.dtype], op, tensors)
+        return _create_work_from_future(future)
 
     # Everything else: Gloo.
     def allgather(self, *args, **kwargs):
@@ -181,9 +148,19 @@ class ProcessGroupOptiReduce(dist.ProcessGroup):
         return self._gloo.recv_anysource(*args, **kwargs)
 
 
-def _create(store, rank, size, timeout):
+def _create(store: Any, rank: int, size: int, timeout: Any) -> ProcessGroupOptiReduce:
     return ProcessGroupOptiReduce(store, rank, size, timeout)
 
 
-if NAME.upper() not in dist.Backend._plugins:
-    dist.Backend.register_backend(NAME, _create)
+def _register() -> None:
+    if NAME.upper() in dist.Backend._plugins:
+        return
+    # Devices where the running torch's register_backend takes them (torch 2.x: without
+    # them it warns and assumes these two anyway).
+    if "devices" in inspect.signature(dist.Backend.register_backend).parameters:
+        dist.Backend.register_backend(NAME, _create, extended_api=False, devices=DEVICES)
+    else:
+        dist.Backend.register_backend(NAME, _create)
+
+
+_register()

@@ -7,46 +7,59 @@ Communicator has a worker thread that makes every C call after creation.
 It starts every operation as soon as it is submitted (optireduce_iallreduce;
 the library runs up to its max_inflight at once and queues the rest), then
 alternates between optireduce_comm_progress, which progresses all of them
-and sleeps in the kernel when nothing moves, for at most PROGRESS_MS, and
-collecting the ones optireduce_test says are done, in whatever order they
-finish.  Work submitted meanwhile starts within PROGRESS_MS; with nothing
-pending the thread blocks on its queue.  ctypes releases the GIL for the
-length of each call, so Python code, the backward pass of a training step
-for instance, runs while data moves, and gradient buckets overlap each other.
+and sleeps in the kernel when nothing moves, and collecting the ones
+optireduce_test says are done, in whatever order they finish.  Whoever
+submits work calls optireduce_comm_wake, which ends that sleep: the work
+starts at once rather than when the wait would have ended (docs/design.md,
+"Waking the progress call").  With nothing pending the thread blocks on its
+queue.  ctypes releases the GIL for the length of each call, so Python code,
+the backward pass of a training step for instance, runs while data moves,
+and gradient buckets overlap each other.
 """
 import atexit
+import collections
 import ctypes
 import queue
 import sys
 import threading
+import time
 import weakref
+from typing import Any, Callable, List, Optional, Tuple
 
 from . import _library as L
 from .stats import Stats
 
 _live = weakref.WeakSet()
 
-# Longest wait inside one optireduce_comm_progress call while operations are pending: the
-# delay before newly submitted work starts.  Finished operations end the wait at once.
-PROGRESS_MS = 2
+# Longest wait inside one optireduce_comm_progress call while operations are pending.
+# Finished operations and optireduce_comm_wake (called on every submission) end it at once,
+# so it only bounds how long a wake-up lost to an unforeseen path could delay new work.  A
+# library without optireduce_comm_wake gets POLL_MS: new work then starts within it.
+WAIT_MS = 100
+POLL_MS = 2
+# How many of the latest submission delays Communicator.start_delays keeps.
+START_DELAYS_KEPT = 4096
+
+Callback = Callable[[Optional[BaseException], Optional[Stats]], None]
 
 
 class Request:
     """One submitted operation: wait() returns its Stats or raises its error."""
 
-    __slots__ = ("_event", "error", "stats", "_callback", "_keep")
+    __slots__ = ("_event", "error", "stats", "_callback", "_keep", "submitted")
 
-    def __init__(self, callback, keep):
+    def __init__(self, callback: Optional[Callback], keep: Any) -> None:
         self._event = threading.Event()
-        self.error = None
-        self.stats = None
+        self.error: Optional[BaseException] = None
+        self.stats: Optional[Stats] = None
         self._callback = callback
         self._keep = keep  # the buffers' owners, alive until the operation ends
+        self.submitted = time.perf_counter()
 
-    def done(self):
+    def done(self) -> bool:
         return self._event.is_set()
 
-    def wait(self, timeout=None):
+    def wait(self, timeout: Optional[float] = None) -> Optional[Stats]:
         if not self._event.wait(timeout):
             raise TimeoutError("operation not finished after %s s" % timeout)
         if self.error is not None:
@@ -74,7 +87,8 @@ class Communicator:
     exists, so creation-only ones (provider, timeout_min_us...) work too.
     """
 
-    def __init__(self, rank, size, allgather, mode="exact", **params):
+    def __init__(self, rank: int, size: int, allgather: Callable[[bytes], List[bytes]],
+                 mode: Optional[str] = "exact", **params: Any) -> None:
         if mode not in (None, "exact", "bounded"):
             raise ValueError("mode must be 'exact' or 'bounded', not %r" % (mode,))
         if not 0 <= rank < size:
@@ -89,7 +103,11 @@ class Communicator:
         self.last_status = None
         self._closed = False
         self._queue = queue.SimpleQueue()
+        # Seconds from each submission to the worker's call of optireduce_iallreduce (which
+        # starts the operation), the latest START_DELAYS_KEPT: what the wake-up saves.
+        self.start_delays = collections.deque(maxlen=START_DELAYS_KEPT)
         self._create(allgather, params)
+        self._wake = getattr(self._lib, "optireduce_comm_wake", None)
         self._thread = threading.Thread(target=self._run, daemon=True,
                                         name="optireduce-comm-%d" % self.rank)
         self._thread.start()
@@ -164,7 +182,8 @@ class Communicator:
                 except queue.Empty:
                     job = None
             if pending:
-                rescan = self._progress(pending, 0 if rescan else PROGRESS_MS)
+                wait = WAIT_MS if self._wake is not None else POLL_MS
+                rescan = self._progress(pending, 0 if rescan else wait)
             elif stopping is not None:
                 break
         self._destroy(stopping)
@@ -196,6 +215,7 @@ class Communicator:
         if job[0] == "op":
             _, sbuf, rbuf, count, dtype, op, request = job
             req = ctypes.c_void_p()
+            self.start_delays.append(time.perf_counter() - request.submitted)
             ret = self._lib.optireduce_iallreduce(self._comm, sbuf, rbuf, count, dtype, op,
                                                   ctypes.byref(req))
             if ret < 0:
@@ -235,6 +255,9 @@ class Communicator:
             if self._closed:
                 raise RuntimeError("communicator is closed")
             self._queue.put(job)
+            # Under the lock: close() cannot destroy the communicator meanwhile.
+            if self._wake is not None:
+                self._wake(self._comm)
 
     def _call(self, fn):
         """Run fn() on the worker thread (between operations) and return its result."""
@@ -246,7 +269,8 @@ class Communicator:
             raise value
         return value
 
-    def iallreduce(self, sbuf, rbuf, count, dtype, op, callback=None, keep=None):
+    def iallreduce(self, sbuf: Optional[int], rbuf: int, count: int, dtype: str, op: str,
+                   callback: Optional[Callback] = None, keep: Any = None) -> Request:
         """Start an allreduce of count elements at address rbuf (sbuf None: in place).
 
         dtype and op are names ("float32", "sum"...).  callback(error, stats), if
@@ -262,7 +286,7 @@ class Communicator:
         self._submit(("op", s, ctypes.c_void_p(rbuf), int(count), dt, o, request))
         return request
 
-    def set_param(self, name, value):
+    def set_param(self, name: str, value: Any) -> None:
         """Set a parameter for the operations started after this call."""
         if isinstance(value, bool):
             value = "1" if value else "0"
@@ -270,7 +294,7 @@ class Communicator:
         self._call(lambda: L.check(self._lib.optireduce_comm_set_param(
             self._comm, name.encode(), value.encode()), "parameter %s=%r" % (name, value)))
 
-    def get_param(self, name):
+    def get_param(self, name: str) -> Tuple[str, str]:
         """(value, source) of a parameter; source is "default", "env" or "api"."""
         def get():
             buf = ctypes.create_string_buffer(512)
@@ -282,20 +306,20 @@ class Communicator:
         return self._call(get)
 
     @property
-    def stats(self):
+    def stats(self) -> Stats:
         """Totals since the communicator was made (a copy)."""
         with self._lock:
             s = Stats()
             s.merge(self._total)
             return s
 
-    def take_step_stats(self):
+    def take_step_stats(self) -> Stats:
         """Totals since the previous call (one training step), and start a new step."""
         with self._lock:
             s, self._step = self._step, Stats()
             return s
 
-    def close(self):
+    def close(self) -> None:
         """Finish the operations already submitted, then free the communicator."""
         with self._lock:
             if self._closed:
@@ -310,7 +334,7 @@ class Communicator:
         if not ok:
             raise value
 
-    def __enter__(self):
+    def __enter__(self) -> "Communicator":
         return self
 
     def __exit__(self, *exc):

@@ -1,5 +1,7 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """What operations did, summed from struct optireduce_status."""
+from typing import Any, Dict
+
 from . import _library as L
 
 _COUNTERS = ("operations", "bounded_operations", "fell_back", "incomplete", "deadlines_fired",
@@ -23,11 +25,11 @@ class Stats:
     __slots__ = _COUNTERS + ("elapsed_us", "elapsed_us_max", "deadline_us_max",
                              "ops_in_flight_max")
 
-    def __init__(self):
+    def __init__(self) -> None:
         for name in self.__slots__:
             setattr(self, name, 0)
 
-    def add(self, st):
+    def add(self, st: "L.Status") -> None:
         """Add one struct optireduce_status."""
         self.operations += 1
         self.bounded_operations += bool(st.flags & L.STATUS_BOUNDED)
@@ -46,7 +48,7 @@ class Stats:
         self.deadline_us_max = max(self.deadline_us_max, *st.deadline_us)
         self.ops_in_flight_max = max(self.ops_in_flight_max, st.ops_in_flight)
 
-    def merge(self, other):
+    def merge(self, other: "Stats") -> None:
         for name in _COUNTERS + ("elapsed_us",):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.elapsed_us_max = max(self.elapsed_us_max, other.elapsed_us_max)
@@ -54,29 +56,29 @@ class Stats:
         self.ops_in_flight_max = max(self.ops_in_flight_max, other.ops_in_flight_max)
 
     @property
-    def elements_lost(self):
+    def elements_lost(self) -> int:
         """Elements this rank expected and did not receive (estimated instead)."""
         return self.elements_expected - self.elements_received
 
     @property
-    def fraction_lost(self):
+    def fraction_lost(self) -> float:
         """Share of the expected elements that were lost, 0 when nothing was expected."""
         return self.elements_lost / self.elements_expected if self.elements_expected else 0.0
 
     @property
-    def fraction_estimated(self):
+    def fraction_estimated(self) -> float:
         """Share of block contributions of which nothing arrived (estimated whole)."""
         if not self.contributions_expected:
             return 0.0
         return self.contributions_missing / self.contributions_expected
 
-    def as_dict(self):
+    def as_dict(self) -> Dict[str, Any]:
         d = {name: getattr(self, name) for name in self.__slots__}
         d.update(elements_lost=self.elements_lost, fraction_lost=self.fraction_lost,
                  fraction_estimated=self.fraction_estimated)
         return d
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return ("Stats(operations=%d, elements_lost=%d/%d, contributions_missing=%d/%d, "
                 "deadline_us_max=%d, hard_bounds=%d, elapsed_ms=%.1f)"
                 % (self.operations, self.elements_lost, self.elements_expected,

@@ -9,19 +9,26 @@
     ...
     stats = comm.take_step_stats()               # after each step: what was lost
 
-Tensors must be dense, contiguous and in host memory with a dtype the library
-has (int8, uint8, int32, int64, float16, bfloat16, float32, float64); anything
-else raises TypeError rather than being copied behind the caller's back.
+Tensors must be dense and contiguous, with a dtype the library has (int8,
+uint8, int32, int64, float16, bfloat16, float32, float64), in host memory or on
+a CUDA device; anything else raises TypeError rather than being copied behind
+the caller's back.  A host tensor is reduced in place, with no copy.  A CUDA
+tensor is copied to pinned host memory on a side stream, reduced, and copied
+back on another; the future completes so that the current stream's next use of
+the tensor follows the copy back (optireduce/_staging.py, README "GPUs").
 """
 import itertools
 import os
+from typing import Any, Optional, Union
 
 import torch as _torch
 import torch.distributed as _dist
 
+from ._staging import StagingStats, staging_for
 from .communicator import Communicator
 
-__all__ = ["init", "allreduce_hook", "all_reduce", "default_communicator", "library_dtype"]
+__all__ = ["init", "allreduce_hook", "all_reduce", "default_communicator", "library_dtype",
+           "staging_stats"]
 
 _DTYPES = {
     _torch.int8: "int8",
@@ -40,7 +47,7 @@ _default = None
 _creations = {}  # group's ranks -> communicators made on it so far (the store key's counter)
 
 
-def library_dtype(dtype):
+def library_dtype(dtype: _torch.dtype) -> str:
     """The library's name for a torch dtype; TypeError if it has none."""
     try:
         return _DTYPES[dtype]
@@ -49,15 +56,15 @@ def library_dtype(dtype):
             dtype, ", ".join(str(d) for d in _DTYPES))) from None
 
 
-def _check_tensor(t, what="tensor"):
+def _check_tensor(t: Any, what: str = "tensor") -> str:
     if not isinstance(t, _torch.Tensor):
         raise TypeError("%s must be a torch.Tensor, not %s" % (what, type(t).__name__))
     if t.layout != _torch.strided:
         raise TypeError("%s is %s: liboptireduce reduces dense buffers only (use dense "
                         "gradients, e.g. nn.Embedding(sparse=False))" % (what, t.layout))
-    if t.device.type != "cpu":
-        raise TypeError("%s is on %s: liboptireduce reduces host memory; it does not copy "
-                        "device tensors (move it with .cpu() yourself)" % (what, t.device))
+    if t.device.type not in ("cpu", "cuda"):
+        raise TypeError("%s is on %s: liboptireduce reduces host memory and stages CUDA "
+                        "tensors through it; move it with .cpu() yourself" % (what, t.device))
     dtype = library_dtype(t.dtype)
     if not t.is_contiguous():
         raise TypeError("%s is not contiguous: liboptireduce reduces one flat buffer "
@@ -65,7 +72,7 @@ def _check_tensor(t, what="tensor"):
     return dtype
 
 
-def _op_name(op):
+def _op_name(op: Any) -> str:
     if isinstance(op, str):
         if op.lower() in _OPS:
             return op.lower()
@@ -119,7 +126,7 @@ TRAINING_PARAMS = {"calib_percentile": "90", "calib_margin": "1.25", "consistent
                    "multicast": "off"}
 
 
-def training_params(params):
+def training_params(params: dict) -> dict:
     """params with TRAINING_PARAMS added where neither params nor the environment set them."""
     out = dict(params)
     for name, value in TRAINING_PARAMS.items():
@@ -128,7 +135,8 @@ def training_params(params):
     return out
 
 
-def init(mode="exact", group=None, **params):
+def init(mode: Optional[str] = "exact", group: Optional[Any] = None,
+         **params: Any) -> Communicator:
     """A Communicator over `group` (None: the default process group).
 
     Collective: every rank of the group calls it, in the same order as any
@@ -151,39 +159,84 @@ def init(mode="exact", group=None, **params):
     return comm
 
 
-def default_communicator():
+def default_communicator() -> Communicator:
     if _default is None:
         raise RuntimeError("no communicator: call optireduce.torch.init() first")
     return _default
 
 
-def _start(comm, tensor, op, what):
-    dtype = _check_tensor(tensor, what)
-    comm = comm if comm is not None else default_communicator()
+def start_allreduce(comm: Communicator, tensor: _torch.Tensor, dtype: str, op: str,
+                    value: Any) -> _torch.futures.Future:
+    """Start reducing a checked tensor in place; a future that completes with value.
+
+    A CUDA tensor goes through pinned host memory (optireduce/_staging.py) and its future
+    is CUDA-aware: waiting on it, or a callback chained to it, orders the current stream
+    after the copy back.  A host tensor is reduced where it is.
+    """
+    if tensor.device.type == "cuda":
+        fut = _torch.futures.Future(devices=[tensor.device])
+
+        def finish(error, _stream):
+            if error is not None:
+                fut.set_exception(error)
+            else:
+                fut.set_result(value)
+
+        staging_for(comm).submit_device(tensor, dtype, op, finish)
+        return fut
     fut = _torch.futures.Future()
 
     def done(error, _stats):
         if error is not None:
             fut.set_exception(error)
         else:
-            fut.set_result(tensor)
+            fut.set_result(value)
 
-    comm.iallreduce(None, tensor.data_ptr(), tensor.numel(), dtype, op, callback=done,
-                    keep=tensor)
+    def submit():
+        try:
+            comm.iallreduce(None, tensor.data_ptr(), tensor.numel(), dtype, op, callback=done,
+                            keep=tensor)
+        except BaseException as e:  # noqa: B902 -- queued behind a device tensor: the future
+            if not fut.done():
+                fut.set_exception(e)
+            raise
+
+    staging = staging_for(comm, create=False)
+    if staging is None:
+        submit()
+    else:  # now, or behind device tensors still on their way to the host
+        staging.submit_host(submit)
     return fut
 
 
-def allreduce_hook(state, bucket):
+def staging_stats(comm: Optional[Communicator] = None) -> StagingStats:
+    """What comm (None: the default) staged through pinned host memory: CUDA tensors only."""
+    comm = comm if comm is not None else default_communicator()
+    staging = staging_for(comm, create=False)
+    return staging.stats if staging is not None else StagingStats()
+
+
+def _start(comm, tensor, op, what):
+    dtype = _check_tensor(tensor, what)
+    comm = comm if comm is not None else default_communicator()
+    return start_allreduce(comm, tensor, dtype, op, tensor)
+
+
+# The hook's annotations are the ones DDP's register_comm_hook accepts (it checks them).
+def allreduce_hook(state: Optional[Communicator],
+                   bucket: _dist.GradBucket) -> _torch.futures.Future[_torch.Tensor]:
     """DDP communication hook: average the bucket with liboptireduce.
 
     state is the Communicator passed to register_comm_hook (None: the
     default).  The bucket is reduced in place on the communicator's thread
     while backward goes on; the returned future completes with the bucket.
+    A CUDA bucket is staged through pinned host memory, its future CUDA-aware.
     """
     return _start(state, bucket.buffer(), "avg", "gradient bucket %d" % bucket.index())
 
 
-def all_reduce(tensor, op="sum", comm=None, async_op=False):
+def all_reduce(tensor: _torch.Tensor, op: Any = "sum", comm: Optional[Communicator] = None,
+               async_op: bool = False) -> Union[_torch.Tensor, _torch.futures.Future]:
     """Reduce `tensor` in place over the communicator's ranks.
 
     op: "sum", "avg", "min", "max", "prod" or a torch.distributed.ReduceOp.
@@ -192,4 +245,4 @@ def all_reduce(tensor, op="sum", comm=None, async_op=False):
     is estimated, see comm.take_step_stats()); other operations run exact.
     """
     fut = _start(comm, tensor, _op_name(op), "tensor")
-    return fut if async_op else fut.wait()
+    return fut if async_op else fut.wait()  # a CUDA tensor: the current stream waits
