@@ -8,7 +8,8 @@
 #
 # Scenario options go to "cluster.sh up" unchanged:
 #   --rate RATE  --rate-at both|egress  --loss P  --burst BYTES  --latency MS  --cross-traffic RATE
-#   --cross-onoff ON:OFF  --cross-flows K  --cross-sync  --offload  --tcp-cc ALG
+#   --cross-onoff ON:OFF  --cross-flows K  --cross-sync  --offload  --fast  --mtu BYTES
+#   --tcp-cc ALG
 #   --straggler SPEC (repeatable)
 #   (cluster.sh's default rate is 200mbit; "--rate none" = unlimited links)
 # Run options:
@@ -48,10 +49,10 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	-n) n=${2:?-n wants a number}; shift 2 ;;
 	--per-host) per=${2:?--per-host wants a number}; shift 2 ;;
-	--rate | --rate-at | --loss | --burst | --latency | --cross-traffic | --cross-onoff | --cross-flows | --straggler | --tcp-cc)
+	--rate | --rate-at | --loss | --burst | --latency | --cross-traffic | --cross-onoff | --cross-flows | --straggler | --tcp-cc | --mtu)
 		[ $# -ge 2 ] || die "$1 wants a value"
 		up_args+=("$1" "$2"); shift 2 ;;
-	--cross-sync | --offload) up_args+=("$1"); shift ;;
+	--cross-sync | --offload | --fast) up_args+=("$1"); shift ;;
 	--bench) bench=${2:?}; shift 2 ;;
 	--results) results=${2:?}; shift 2 ;;
 	--no-baseline) baseline=0; shift ;;

@@ -2,7 +2,7 @@
 /*
  * Exact-channel services for algorithms: tags name (operation, step, segment).  The
  * transfer an algorithm holds (or_xfer_t) is libfabric's completion context (struct
- * or_ofi_xfer), which only this file and ofi/ see inside.
+ * or_xfer), which only this file and ofi/ see inside.
  */
 #include "internal.h"
 
@@ -13,7 +13,7 @@
  * completes with fewer bytes; both are -OPTIREDUCE_EMISMATCH, never a short result.
  */
 struct chan_xfer {
-	struct or_ofi_xfer x; /* first: its address is the completion context */
+	struct or_xport_xfer x; /* first: its address is the completion context */
 	size_t want;          /* a receive's posted bytes; SIZE_MAX for a send */
 };
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "../dgram/dgram.h"
 #include "bounded/bounded.h"
 #include "multicast.h"
 
@@ -105,17 +106,19 @@ int or_mcast_agree(optireduce_comm_t *net, const struct optireduce_oob *oob, con
 
 int optireduce_multicast_check(optireduce_ctx_t *ctx, char *buf, size_t len)
 {
-	struct or_ofi_want want = {NULL, NULL, 0, 0, 0, 1};
-	struct or_ofi *o = NULL;
+	struct or_dgram_want want;
+	struct or_dgram *d = NULL;
 	uint32_t base, group;
 	unsigned prefix;
+	char why[256];
 	int ret, n;
 
 	if (!or_ctx_valid(ctx))
 		return -OPTIREDUCE_EBADHANDLE;
 	if (!buf || !len)
 		return -OPTIREDUCE_EINVAL;
-	want.provider = or_param_str(&ctx->params, OR_P_BOUNDED_PROVIDER);
+	or_bounded_dgram_want(&ctx->params, NULL, 0, &want);
+	want.multicast = 1;
 	if (or_bounded_mcast_range(or_param_str(&ctx->params, OR_P_MULTICAST_RANGE), &base,
 	                           &prefix)) {
 		n = snprintf(buf, len, "multicast_range is no IPv4 multicast range");
@@ -123,19 +126,18 @@ int optireduce_multicast_check(optireduce_ctx_t *ctx, char *buf, size_t len)
 	}
 	/* A group of the range no communicator of this process uses: its last address. */
 	group = base | (prefix == 32 ? 0 : ~0u >> prefix);
-	ret = or_ofi_open(OR_OFI_DGRAM, &want, &o);
+	ret = or_dgram_open(&want, &d, why, sizeof(why));
 	if (ret) {
-		n = snprintf(buf, len, "no datagram endpoint of %s: %s", want.provider,
-		             optireduce_strerror(ret));
+		n = snprintf(buf, len, "no datagram endpoint: %s", why);
 		return n >= 0 && (size_t)n < len ? 0 : -OPTIREDUCE_EOVERFLOW;
 	}
-	ret = or_ofi_group_join(o, group, (uint16_t)(49152 + getpid() % 16384), 0, buf, len);
+	ret = or_dg_group_join(d, group, (uint16_t)(49152 + getpid() % 16384), 0, buf, len);
 	if (!ret)
-		n = snprintf(buf, len, "%s joined %u.%u.%u.%u on this host",
-		             or_ofi_provider_name(o), group >> 24, (group >> 16) & 255,
-		             (group >> 8) & 255, group & 255);
+		n = snprintf(buf, len, "%s joined %u.%u.%u.%u on this host (%s)", or_dg_name(d),
+		             group >> 24, (group >> 16) & 255, (group >> 8) & 255, group & 255,
+		             or_dg_domain(d));
 	else
 		n = (int)strlen(buf);
-	or_ofi_close(o);
+	or_dg_close(d);
 	return n >= 0 && (size_t)n < len ? ret == 0 : -OPTIREDUCE_EOVERFLOW;
 }

@@ -29,6 +29,7 @@
 	X(RESTORE, "restore")     /* first clean operation after backoffs: the rate before them */ \
 	X(CLIMB, "climb") /* clean below where the last loss began, or cut below what the link     \
 	                     took: halfway there */                                                \
+	X(SLOW_START, "slow-start") /* clean, no loss, refusal or cut yet: x2 */                   \
 	X(PROBE, "probe")         /* clean: +5% */                                                 \
 	X(HOLD, "hold")           /* loss a little above the usual level: neither */
 
@@ -56,6 +57,9 @@ struct or_pacer {
 	double last_cut_loss;   /* loss of the last operation if it backed off, else 0 */
 	double peak_mbps;       /* the rate the last run of loss began at: climbs aim here */
 	int climbing;           /* the last clean operation climbed toward peak_mbps */
+	/* Doubles the rate on each clean operation until the first loss above what a lossy
+	 * link shows, refusal or cut, as TCP's slow start does (or_pacer_init_slow_start). */
+	int slow_start;
 };
 
 /* One operation as the pacer sees it. */
@@ -67,6 +71,8 @@ struct or_pace_sample {
 };
 
 void or_pacer_init(struct or_pacer *p, double initial_mbps);
+/* The same, starting in slow start: for a transport that can fill fast links. */
+void or_pacer_init_slow_start(struct or_pacer *p, double initial_mbps);
 /* Judge one operation and set p->rate_mbps, within [OR_PACE_MIN_MBPS, OR_PACE_MAX_MBPS]. */
 enum or_pace_decision or_pacer_update(struct or_pacer *p, const struct or_pace_sample *s);
 

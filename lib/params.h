@@ -44,10 +44,28 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	X(PROVIDER, "provider", OR_PT_STRING, "", "", "",                                          \
 	  "libfabric provider of the exact (RDM) channel; empty = automatic "                      \
 	  "(net, else tcp;ofi_rxm; shm only when named)")                                          \
-	X(BOUNDED_PROVIDER, "bounded_provider", OR_PT_STRING, "udp", "", "",                       \
-	  "libfabric provider of the bounded (DGRAM) channel; providers that need a message "      \
-	  "prefix (FI_MSG_PREFIX) or registered buffers (FI_MR_LOCAL), as EFA and verbs do, are "  \
-	  "served")                                                                                \
+	X(BOUNDED_TRANSPORT, "bounded_transport", OR_PT_ENUM, "auto", "auto|kernel|libfabric", "",  \
+	  "Datagram transport of the bounded channel: kernel (UDP sockets with segmentation "      \
+	  "offload, batched calls and coalesced receives), libfabric (a DGRAM provider), or "      \
+	  "auto: libfabric when bounded_provider names one, emulate_dgram_modes is on or a "       \
+	  "device has a datagram provider of its own (EFA, verbs), else kernel")                   \
+	X(BOUNDED_PROVIDER, "bounded_provider", OR_PT_STRING, "", "", "",                          \
+	  "libfabric provider of the bounded (DGRAM) channel, e.g. udp; empty = automatic. "       \
+	  "Providers that need a message prefix (FI_MSG_PREFIX) or registered buffers "            \
+	  "(FI_MR_LOCAL), as EFA and verbs do, are served")                                        \
+	X(UDP_FLOWS, "udp_flows", OR_PT_INT, "1", "1", "16",                                        \
+	  "Kernel transport: sockets (source and destination ports) per rank; a peer's runs of "   \
+	  "datagrams take them in turn, for clouds that cap the rate of one flow")                  \
+	X(UDP_GSO, "udp_gso", OR_PT_BOOL, "1", "", "",                                              \
+	  "Kernel transport: hand the kernel each peer's run of datagrams as one segmented send "  \
+	  "(UDP_SEGMENT); 0 = one datagram per message, still batched with sendmmsg. Turned off "  \
+	  "by itself where the kernel or device refuses it")                                       \
+	X(UDP_GRO, "udp_gro", OR_PT_BOOL, "1", "", "",                                              \
+	  "Kernel transport: let the kernel coalesce datagrams of one sender into one receive "    \
+	  "(UDP_GRO), split again by the segment size it reports")                                 \
+	X(UDP_MTU, "udp_mtu", OR_PT_SIZE, "0", "0", "65535",                                        \
+	  "Kernel transport: the largest IP packet a datagram makes; 0 = the interface's MTU "     \
+	  "(9001 on AWS, 8896 on GCP); never above it")                                             \
 	X(IFACE, "iface", OR_PT_STRING, "", "", "",                                                \
 	  "Network devices of both channels, as libfabric domain names, comma-separated, in "      \
 	  "order: interfaces for tcp and udp (eth1), devices for RDMA providers (mlx5_0); "        \

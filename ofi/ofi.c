@@ -418,6 +418,50 @@ int or_ofi_list(enum or_ofi_kind kind, or_ofi_list_cb cb, void *arg)
 	return 0;
 }
 
+/* Providers that move datagrams through the kernel's sockets: the kernel path does better. */
+static int over_sockets(const char *prov)
+{
+	static const char *const names[] = {"udp", "sockets", "net", "tcp", "shm", "sm2"};
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strncmp(prov, names[i], strlen(names[i])))
+			return 1;
+	return 0;
+}
+
+/* Whether the comma-separated list names the domain or its device ("mlx5_0" for
+ * "mlx5_0-dgram"), or is empty. */
+static int domain_listed(const char *domains, const char *domain)
+{
+	if (!domains || !*domains)
+		return 1;
+	for (const char *p = domains; *p;) {
+		size_t len = strcspn(p, ",");
+		if (len && !strncmp(domain, p, len) && (domain[len] == '\0' || domain[len] == '-'))
+			return 1;
+		p += len + (p[len] == ',');
+	}
+	return 0;
+}
+
+int or_ofi_device_dgram(const char *domains, char *buf, size_t len)
+{
+	struct fi_info *list = NULL;
+	int source = 0, multicast = 0, found = 0;
+
+	if (get_list(OR_OFI_DGRAM, NULL, &list, &source, &multicast))
+		return 0;
+	for (struct fi_info *fi = list; fi && !found; fi = fi->next) {
+		const char *prov = fi->fabric_attr->prov_name;
+		if (over_sockets(prov) || !domain_listed(domains, fi->domain_attr->name))
+			continue;
+		snprintf(buf, len, "%s on %s", prov, fi->domain_attr->name);
+		found = 1;
+	}
+	fi_freeinfo(list);
+	return found;
+}
+
 const char *or_ofi_libfabric_version(void)
 {
 	static char buf[32];

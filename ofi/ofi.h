@@ -12,41 +12,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../dgram/xfer.h"
+
 enum or_ofi_kind {
 	OR_OFI_RDM,   /* reliable: exact mode */
 	OR_OFI_DGRAM, /* unreliable datagrams: bounded mode */
 };
 
 struct or_ofi;
-struct or_ofi_xfer;
-
-typedef void (*or_ofi_cb)(void *arg);
-
-/*
- * A transfer's completion context.  prov must come first: it is the
- * provider's scratch space (fi_context2) and the address libfabric hands back.
- */
-struct or_ofi_xfer {
-	void *prov[8];
-	int done;     /* set by or_ofi_poll */
-	int error;    /* 0 or a negative OPTIREDUCE code */
-	size_t len;   /* bytes received */
-	or_ofi_cb cb; /* optional, called from or_ofi_poll after done is set */
-	void *cb_arg;
-	uint32_t src;   /* a receive's sender: its index in the address vector, or OR_OFI_SRC_* */
-	uint32_t flags; /* OR_OFI_XFER_*, the transport's own */
-	/* Posted and not completed yet, on an RDM endpoint (or_ofi_quiesce). */
-	struct or_ofi_xfer *posted_next;
-	struct or_ofi_xfer *posted_prev;
-};
-
-#define OR_OFI_XFER_POSTED       0x1u /* on its endpoint's list of posted transfers */
-#define OR_OFI_XFER_CANCEL_ASKED 0x2u /* or_ofi_quiesce asked libfabric to cancel it */
-
-/* The provider does not report sources (no FI_SOURCE), or the completion is not a receive. */
-#define OR_OFI_SRC_UNKNOWN UINT32_MAX
-/* The datagram came from an address that is not in the address vector. */
-#define OR_OFI_SRC_STRANGER (UINT32_MAX - 1)
 
 /*
  * provider: NULL or "" for automatic choice, else a libfabric provider name
@@ -128,14 +101,14 @@ int or_ofi_av_insert(struct or_ofi *o, const void *names, size_t stride, uint32_
 
 /* Tagged, on RDM endpoints.  -OPTIREDUCE_EAGAIN means: poll, then retry. */
 int or_ofi_tsend(struct or_ofi *o, uint32_t peer, uint64_t tag, const void *buf, size_t len,
-                 struct or_ofi_xfer *x);
+                 struct or_xport_xfer *x);
 int or_ofi_trecv(struct or_ofi *o, uint32_t peer, uint64_t tag, void *buf, size_t len,
-                 struct or_ofi_xfer *x);
+                 struct or_xport_xfer *x);
 
 /* Untagged, on DGRAM endpoints.  len and a receive's completed len exclude the prefix. */
 int or_ofi_send(struct or_ofi *o, uint32_t peer, const void *buf, size_t len,
-                struct or_ofi_xfer *x);
-int or_ofi_recv(struct or_ofi *o, void *buf, size_t len, struct or_ofi_xfer *x);
+                struct or_xport_xfer *x);
+int or_ofi_recv(struct or_ofi *o, void *buf, size_t len, struct or_xport_xfer *x);
 /* The system's words for why the last or_ofi_send failed (e.g. "Operation not permitted"). */
 const char *or_ofi_send_error(const struct or_ofi *o);
 
@@ -158,9 +131,9 @@ int or_ofi_group_joined(const struct or_ofi *o);
 /* Receives the group endpoint accepts posted at once. */
 size_t or_ofi_group_rx_depth(const struct or_ofi *o);
 /* Like or_ofi_recv, on the group's endpoint; -OPTIREDUCE_EPEER when not joined. */
-int or_ofi_group_recv(struct or_ofi *o, void *buf, size_t len, struct or_ofi_xfer *x);
+int or_ofi_group_recv(struct or_ofi *o, void *buf, size_t len, struct or_xport_xfer *x);
 /* Like or_ofi_send, once to the whole group. */
-int or_ofi_group_send(struct or_ofi *o, const void *buf, size_t len, struct or_ofi_xfer *x);
+int or_ofi_group_send(struct or_ofi *o, const void *buf, size_t len, struct or_xport_xfer *x);
 /* The group socket's buffer to bytes with resize (sock.h's), as or_ofi_set_rcvbuf and
  * or_ofi_set_sndbuf do for the endpoint. */
 void or_ofi_group_resize(struct or_ofi *o, size_t bytes, size_t (*resize)(int, size_t));
@@ -195,5 +168,14 @@ typedef void (*or_ofi_list_cb)(const char *prov, const char *fabric, const char 
                                size_t max_msg, void *arg);
 int or_ofi_list(enum or_ofi_kind kind, or_ofi_list_cb cb, void *arg);
 const char *or_ofi_libfabric_version(void);
+
+/* A DGRAM endpoint as a datagram transport of the bounded channel (dgram.c). */
+struct or_dgram;
+int or_ofi_dgram_open(const struct or_ofi_want *want, struct or_dgram **out);
+/*
+ * Whether libfabric offers a datagram provider of a device's own (not one over the
+ * kernel's sockets, such as udp) for domains (NULL: any): 1 with its name in buf, else 0.
+ */
+int or_ofi_device_dgram(const char *domains, char *buf, size_t len);
 
 #endif /* OR_OFI_H */

@@ -38,7 +38,7 @@ struct or_ofi {
 	int sock_fd;  /* the endpoint's socket (sockbuf.c): -1 none, -2 not looked up yet */
 	int closed;   /* or_ofi_quiesce closed it: it takes and returns nothing */
 	/* RDM: transfers posted and not completed, newest first (or_ofi_quiesce). */
-	struct or_ofi_xfer *posted;
+	struct or_xport_xfer *posted;
 	unsigned nposted;
 	/* DGRAM (docs/design.md, "Datagram providers"): bytes the provider owns before every
 	 * send and receive buffer (FI_MSG_PREFIX), whether that prefix is only emulated (it then

@@ -18,22 +18,22 @@
 static uint32_t src_index(const struct or_ofi *o, fi_addr_t a)
 {
 	if (a == FI_ADDR_NOTAVAIL)
-		return OR_OFI_SRC_STRANGER;
+		return OR_SRC_STRANGER;
 	if (o->av_identity)
-		return a < o->naddrs ? (uint32_t)a : OR_OFI_SRC_STRANGER;
+		return a < o->naddrs ? (uint32_t)a : OR_SRC_STRANGER;
 	for (uint32_t i = 0; i < o->naddrs; i++)
 		if (o->addrs[i] == a)
 			return i;
-	return OR_OFI_SRC_STRANGER;
+	return OR_SRC_STRANGER;
 }
 
 /* Posted transfers are listed on RDM endpoints only: the datagram channel's buffers live as
  * long as its endpoint, which is closed before they are freed. */
-static void track(struct or_ofi *o, struct or_ofi_xfer *x)
+static void track(struct or_ofi *o, struct or_xport_xfer *x)
 {
 	if (o->kind != OR_OFI_RDM)
 		return;
-	x->flags |= OR_OFI_XFER_POSTED;
+	x->flags |= OR_XPORT_POSTED;
 	x->posted_prev = NULL;
 	x->posted_next = o->posted;
 	if (o->posted)
@@ -42,11 +42,11 @@ static void track(struct or_ofi *o, struct or_ofi_xfer *x)
 	o->nposted++;
 }
 
-static void untrack(struct or_ofi *o, struct or_ofi_xfer *x)
+static void untrack(struct or_ofi *o, struct or_xport_xfer *x)
 {
-	if (o->kind != OR_OFI_RDM || !(x->flags & OR_OFI_XFER_POSTED))
+	if (o->kind != OR_OFI_RDM || !(x->flags & OR_XPORT_POSTED))
 		return;
-	x->flags &= ~OR_OFI_XFER_POSTED;
+	x->flags &= ~OR_XPORT_POSTED;
 	if (x->posted_prev)
 		x->posted_prev->posted_next = x->posted_next;
 	else
@@ -57,17 +57,8 @@ static void untrack(struct or_ofi *o, struct or_ofi_xfer *x)
 	o->nposted--;
 }
 
-static void mark_done(struct or_ofi_xfer *x, int error, size_t len)
-{
-	x->error = error;
-	x->len = len;
-	x->done = 1;
-	if (x->cb)
-		x->cb(x->cb_arg);
-}
-
 /* What a tagged transfer checks and resets before it is posted: 0 or a negative code. */
-static int tagged_begin(const struct or_ofi *o, uint32_t peer, struct or_ofi_xfer *x)
+static int tagged_begin(const struct or_ofi *o, uint32_t peer, struct or_xport_xfer *x)
 {
 	if (o->closed)
 		return -OPTIREDUCE_EPEER;
@@ -80,7 +71,7 @@ static int tagged_begin(const struct or_ofi *o, uint32_t peer, struct or_ofi_xfe
 }
 
 int or_ofi_tsend(struct or_ofi *o, uint32_t peer, uint64_t tag, const void *buf, size_t len,
-                 struct or_ofi_xfer *x)
+                 struct or_xport_xfer *x)
 {
 	ssize_t ret = tagged_begin(o, peer, x);
 
@@ -89,7 +80,7 @@ int or_ofi_tsend(struct or_ofi *o, uint32_t peer, uint64_t tag, const void *buf,
 	if (len <= o->info->tx_attr->inject_size) {
 		ret = fi_tinject(o->ep, buf, len, o->addrs[peer], tag);
 		if (ret == 0)
-			mark_done(x, 0, len);
+			or_xport_done(x, 0, len);
 		return or_fi_to_or((int)ret);
 	}
 	ret = fi_tsend(o->ep, buf, len, NULL, o->addrs[peer], tag, x);
@@ -99,7 +90,7 @@ int or_ofi_tsend(struct or_ofi *o, uint32_t peer, uint64_t tag, const void *buf,
 }
 
 int or_ofi_trecv(struct or_ofi *o, uint32_t peer, uint64_t tag, void *buf, size_t len,
-                 struct or_ofi_xfer *x)
+                 struct or_xport_xfer *x)
 {
 	ssize_t ret = tagged_begin(o, peer, x);
 
@@ -126,7 +117,7 @@ static void *desc_of(const struct or_ofi *o, const void *buf, size_t len)
  * With FI_MSG_PREFIX the provider is given the buffer from the start of its prefix, and the
  * length with it (fi_getinfo(3)); the prefix is the provider's, the rest ours.
  */
-int or_ofi_send(struct or_ofi *o, uint32_t peer, const void *buf, size_t len, struct or_ofi_xfer *x)
+int or_ofi_send(struct or_ofi *o, uint32_t peer, const void *buf, size_t len, struct or_xport_xfer *x)
 {
 	const char *start = (const char *)buf - o->prefix;
 	ssize_t ret;
@@ -149,7 +140,7 @@ const char *or_ofi_send_error(const struct or_ofi *o)
 	return o->send_err ? fi_strerror(o->send_err) : "no error";
 }
 
-int or_ofi_recv(struct or_ofi *o, void *buf, size_t len, struct or_ofi_xfer *x)
+int or_ofi_recv(struct or_ofi *o, void *buf, size_t len, struct or_xport_xfer *x)
 {
 	char *start = (char *)buf - o->prefix;
 
@@ -161,7 +152,7 @@ int or_ofi_recv(struct or_ofi *o, void *buf, size_t len, struct or_ofi_xfer *x)
 	                                desc_of(o, start, len + o->prefix), FI_ADDR_UNSPEC, x));
 }
 
-int or_ofi_group_recv(struct or_ofi *o, void *buf, size_t len, struct or_ofi_xfer *x)
+int or_ofi_group_recv(struct or_ofi *o, void *buf, size_t len, struct or_xport_xfer *x)
 {
 	char *start = (char *)buf - o->prefix;
 
@@ -174,7 +165,7 @@ int or_ofi_group_recv(struct or_ofi *o, void *buf, size_t len, struct or_ofi_xfe
 }
 
 /* From the endpoint, not the group's: receivers know its address (FI_SOURCE). */
-int or_ofi_group_send(struct or_ofi *o, const void *buf, size_t len, struct or_ofi_xfer *x)
+int or_ofi_group_send(struct or_ofi *o, const void *buf, size_t len, struct or_xport_xfer *x)
 {
 	struct iovec iov = {(char *)buf - o->prefix, len + o->prefix};
 	void *desc = desc_of(o, iov.iov_base, iov.iov_len);
@@ -207,19 +198,19 @@ static int read_error(struct or_ofi *o)
 	if (ret < 0)
 		return ret == -FI_EAGAIN ? 0 : or_fi_to_or((int)ret);
 	if (err.op_context) {
-		struct or_ofi_xfer *x = err.op_context;
+		struct or_xport_xfer *x = err.op_context;
 		int code = or_fi_to_or(-(int)err.err);
 		/* Canceled without our asking: rxm gives up a transfer whose connection was lost
 		 * (its peer died) so. */
 		if (err.err == FI_ECANCELED)
-			code = (x->flags & OR_OFI_XFER_CANCEL_ASKED) || o->kind != OR_OFI_RDM
+			code = (x->flags & OR_XPORT_CANCEL_ASKED) || o->kind != OR_OFI_RDM
 			           ? -OPTIREDUCE_ECANCELED
 			           : -OPTIREDUCE_EPEER;
-		x->src = OR_OFI_SRC_UNKNOWN;
+		x->src = OR_SRC_UNKNOWN;
 		if (code == -OPTIREDUCE_EFABRIC && err.err == FI_ETRUNC)
 			code = -OPTIREDUCE_EMSGSIZE;
 		untrack(o, x);
-		mark_done(x, code, data_len(o, err.len));
+		or_xport_done(x, code, data_len(o, err.len));
 	}
 	return 1;
 }
@@ -228,12 +219,12 @@ static int read_error(struct or_ofi *o)
 static int consume(struct or_ofi *o, struct fi_cq_msg_entry *e, const fi_addr_t *src, ssize_t n)
 {
 	for (ssize_t i = 0; i < n; i++) {
-		struct or_ofi_xfer *x = e[i].op_context;
+		struct or_xport_xfer *x = e[i].op_context;
 		if (!x)
 			continue;
-		x->src = src && (e[i].flags & FI_RECV) ? src_index(o, src[i]) : OR_OFI_SRC_UNKNOWN;
+		x->src = src && (e[i].flags & FI_RECV) ? src_index(o, src[i]) : OR_SRC_UNKNOWN;
 		untrack(o, x);
-		mark_done(x, 0, data_len(o, e[i].len));
+		or_xport_done(x, 0, data_len(o, e[i].len));
 	}
 	return (int)n;
 }
@@ -316,8 +307,8 @@ int or_ofi_quiesce(struct or_ofi *o, int timeout_ms)
 
 	if (!o || o->closed || !o->nposted)
 		return 0;
-	for (struct or_ofi_xfer *x = o->posted; x; x = x->posted_next) {
-		x->flags |= OR_OFI_XFER_CANCEL_ASKED;
+	for (struct or_xport_xfer *x = o->posted; x; x = x->posted_next) {
+		x->flags |= OR_XPORT_CANCEL_ASKED;
 		fi_cancel(&o->ep->fid, x); /* a transfer already matched may complete anyway */
 	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -339,10 +330,10 @@ int or_ofi_quiesce(struct or_ofi *o, int timeout_ms)
 		return 0;
 	close_endpoint(o);
 	while (o->posted) {
-		struct or_ofi_xfer *x = o->posted;
+		struct or_xport_xfer *x = o->posted;
 		untrack(o, x);
-		x->src = OR_OFI_SRC_UNKNOWN;
-		mark_done(x, -OPTIREDUCE_ECANCELED, 0);
+		x->src = OR_SRC_UNKNOWN;
+		or_xport_done(x, -OPTIREDUCE_ECANCELED, 0);
 	}
 	return (int)abandoned;
 }

@@ -16,6 +16,9 @@
 struct optireduce_comm;
 struct or_ofi;
 struct or_bounded;
+struct or_params;
+struct or_nic_choice;
+struct or_dgram_want;
 
 int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bounded **out);
 void or_bounded_destroy(struct or_bounded *b);
@@ -23,6 +26,9 @@ const char *or_bounded_provider(const struct or_bounded *b);
 const char *or_bounded_domain(const struct or_bounded *b);
 int or_bounded_getname(struct or_bounded *b, void *buf, size_t *len);
 int or_bounded_connect(struct or_bounded *b, const void *names, size_t stride);
+/* What the parameters and placement (nic, NULL for any) ask of a datagram endpoint. */
+void or_bounded_dgram_want(const struct or_params *p, const struct or_nic_choice *nic,
+                           int same_host, struct or_dgram_want *w);
 
 /*
  * Multicast (docs/design.md, "Multicast").  This rank's state for the names exchange: 0

@@ -18,6 +18,7 @@
 #include "sendfail.h"
 #include "sendq.h"
 #include "timeout.h"
+#include "../../dgram/dgram.h"
 #include "../../ofi/ofi.h"
 
 struct or_wire_hdr;
@@ -57,14 +58,14 @@ struct or_wire_hdr;
 #define OR_DEFAULT_PHASES 2
 
 struct or_rxbuf {
-	struct or_ofi_xfer x; /* first: the completion context */
+	struct or_xport_xfer x; /* first: the completion context */
 	struct or_bounded *b;
 	uint8_t *buf;
 	int group; /* posted on the multicast group's endpoint (mcast.c) */
 };
 
 struct or_txbuf {
-	struct or_ofi_xfer x;
+	struct or_xport_xfer x;
 	struct or_bounded *b;
 	uint8_t *buf;
 	struct or_txbuf *next;
@@ -213,7 +214,7 @@ struct or_bd_mcast {
 
 struct or_bounded {
 	struct optireduce_comm *comm;
-	struct or_ofi *ep;
+	struct or_dgram *ep;
 	struct or_bd_mcast mc;
 	size_t nrx_main; /* rx[0, nrx_main) are posted on ep, the rest on the group's endpoint */
 	size_t max_msg;
@@ -227,6 +228,7 @@ struct or_bounded {
 	struct or_txbuf *tx_free;
 	struct or_parked *park;
 	size_t nparked;
+	double rx_clock_us; /* when the batch of datagrams being handled was drained (rx.c) */
 	/* The running operations, oldest first (docs/design.md, "Operations in flight"). */
 	struct or_bounded_op *ops[OR_INFLIGHT_MAX];
 	unsigned nops;
@@ -315,6 +317,10 @@ static inline const char *or_bd_param_s(const struct or_bounded *b, enum or_para
 {
 	return or_param_str(&b->comm->params, id);
 }
+
+/* endpoint.c: the datagram endpoint, opened on the transport the parameters choose. */
+int or_bd_open_endpoint(struct or_bounded *b, int same_host);
+void or_bd_close_endpoint(struct or_bounded *b);
 
 /* progress.c */
 void or_bd_sleep_us(long us);

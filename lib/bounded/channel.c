@@ -36,7 +36,7 @@ static int size_payload(struct or_bounded *b)
 {
 	size_t want = (size_t)or_bd_param_i(b, OR_P_PACKET_PAYLOAD);
 
-	b->max_msg = or_ofi_max_msg(b->ep);
+	b->max_msg = or_dg_max_msg(b->ep);
 	if (b->max_msg > 65535 + OR_WIRE_HDR_SIZE)
 		b->max_msg = 65535 + OR_WIRE_HDR_SIZE;
 	b->payload = b->max_msg - OR_WIRE_HDR_SIZE;
@@ -54,16 +54,16 @@ static int size_payload(struct or_bounded *b)
  */
 static int alloc_buffers(struct or_bounded *b)
 {
-	size_t prefix = or_ofi_prefix(b->ep);
+	size_t prefix = or_dg_prefix(b->ep);
 	int ret;
 
 	b->stride = (prefix + b->max_msg + 7) & ~(size_t)7;
-	b->nrx = or_ofi_rx_depth(b->ep);
+	b->nrx = or_dg_rx_depth(b->ep);
 	if (b->nrx == 0 || b->nrx > OR_RX_RING)
 		b->nrx = OR_RX_RING;
 	/* The multicast group's endpoint gets the rest of the ring (mcast_group.c). */
 	b->nrx_main = b->nrx;
-	b->nrx += or_ofi_group_rx_depth(b->ep);
+	b->nrx += or_dg_group_rx_depth(b->ep);
 	if (b->nrx > OR_RX_RING)
 		b->nrx = b->nrx_main < OR_RX_RING ? OR_RX_RING : b->nrx_main;
 	b->rx_mem = malloc(b->nrx * b->stride);
@@ -72,43 +72,18 @@ static int alloc_buffers(struct or_bounded *b)
 	if (!b->rx_mem || !b->tx_mem || !b->park || or_sendfail_init(&b->sendfail, b->comm->size) ||
 	    or_liveness_init(&b->live, b->comm->size))
 		return -OPTIREDUCE_ENOMEM;
-	ret = or_ofi_register(b->ep, b->rx_mem, b->nrx * b->stride);
+	ret = or_dg_register(b->ep, b->rx_mem, b->nrx * b->stride);
 	if (!ret)
-		ret = or_ofi_register(b->ep, b->tx_mem, OR_TX_POOL * b->stride);
+		ret = or_dg_register(b->ep, b->tx_mem, OR_TX_POOL * b->stride);
 	if (ret)
 		return ret;
 	or_bd_tx_init(b);
 	or_log(OR_LOG_DEBUG,
 	       "datagram endpoint %s: %zu-byte messages, message prefix %zu bytes, buffers %s%s",
-	       or_ofi_provider_name(b->ep), b->max_msg, prefix,
-	       or_ofi_registers(b->ep) ? "registered" : "not registered",
+	       or_dg_name(b->ep), b->max_msg, prefix,
+	       or_dg_registers(b->ep) ? "registered" : "not registered",
 	       or_bd_param_i(b, OR_P_EMULATE_DGRAM_MODES) ? " (emulate_dgram_modes)" : "");
 	return 0;
-}
-
-/* Opens the datagram endpoint; says why when the named provider exists but cannot serve. */
-static int open_endpoint(struct or_bounded *b, int same_host)
-{
-	/* The device the core chose for the communicator (docs/design.md, "Placement"). */
-	const struct or_nic_choice *nic = &b->comm->place.nic;
-	int64_t mcast = or_bd_param_i(b, OR_P_MULTICAST); /* mcast_group.c joins or not */
-	struct or_ofi_want want = {or_bd_param_s(b, OR_P_BOUNDED_PROVIDER),
-	                           nic->names,
-	                           nic->only,
-	                           same_host,
-	                           (int)or_bd_param_i(b, OR_P_EMULATE_DGRAM_MODES),
-	                           mcast == OR_MCAST_ON || (mcast == OR_MCAST_AUTO && !same_host)};
-	int ret = or_ofi_open(OR_OFI_DGRAM, &want, &b->ep);
-	char why[256];
-
-	if (ret != -OPTIREDUCE_ENOPROVIDER)
-		return ret;
-	if (or_ofi_explain(OR_OFI_DGRAM, want.provider, why, sizeof(why)) == 0)
-		or_log(OR_LOG_WARN,
-		       "%s: choose another for bounded mode (parameter bounded_provider)", why);
-	else if (nic->only)
-		or_placement_warn_unoffered(nic, "bounded");
-	return ret;
 }
 
 static void tmo_config(const struct or_bounded *b, struct or_tmo_config *cfg)
@@ -172,7 +147,7 @@ int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bou
 	b->seq_hi = OR_SEQ_WINDOW; /* operation 0 is next (op.c, update_window) */
 	b->wait_fd = b->wake[0] = b->wake[1] = -1;
 	b->dead_rank = -1;
-	ret = open_endpoint(b, same_host);
+	ret = or_bd_open_endpoint(b, same_host);
 	if (ret) {
 		destroy_locks(b);
 		free(b);
@@ -188,7 +163,13 @@ int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bou
 		return ret;
 	}
 	rate = or_bd_param_d(b, OR_P_PACING_RATE);
-	or_pacer_init(&b->pace, rate > 0 ? rate : OR_INITIAL_RATE_MBPS);
+	/* A fixed rate stays; the kernel transport can fill fast links: find them at once. */
+	if (rate > 0)
+		or_pacer_init(&b->pace, rate);
+	else if (b->ep->kind == OR_DGRAM_KERNEL)
+		or_pacer_init_slow_start(&b->pace, OR_INITIAL_RATE_MBPS);
+	else
+		or_pacer_init(&b->pace, OR_INITIAL_RATE_MBPS);
 	b->share = 1.0;
 	b->inject_state =
 	    (uint64_t)or_bd_param_i(b, OR_P_INJECT_SEED) * 0x100000001b3ull + comm->rank;
@@ -206,7 +187,7 @@ void or_bounded_destroy(struct or_bounded *b)
 	if (!b)
 		return;
 	or_bd_progress_stop(b);
-	or_ofi_close(b->ep);
+	or_bd_close_endpoint(b);
 	for (size_t i = 0; i < b->nparked; i++)
 		free(b->park[i].data);
 	free(b->park);
@@ -228,27 +209,27 @@ void or_bounded_destroy(struct or_bounded *b)
 
 const char *or_bounded_provider(const struct or_bounded *b)
 {
-	return or_ofi_provider_name(b->ep);
+	return or_dg_name(b->ep);
 }
 
 const char *or_bounded_domain(const struct or_bounded *b)
 {
-	return or_ofi_domain_name(b->ep);
+	return or_dg_domain(b->ep);
 }
 
 int or_bounded_getname(struct or_bounded *b, void *buf, size_t *len)
 {
-	return or_ofi_getname(b->ep, buf, len);
+	return or_dg_getname(b->ep, buf, len);
 }
 
 int or_bounded_connect(struct or_bounded *b, const void *names, size_t stride)
 {
-	int ret = or_ofi_av_insert(b->ep, names, stride, b->comm->size);
+	int ret = or_dg_av_insert(b->ep, names, stride, b->comm->size);
 
 	if (!ret)
 		ret = or_bd_rx_post_all(b);
 	if (!ret && or_bd_param_i(b, OR_P_SOCKET_RCVBUF)) {
-		size_t got = or_ofi_set_rcvbuf(b->ep, (size_t)or_bd_param_i(b, OR_P_SOCKET_RCVBUF));
+		size_t got = or_dg_set_rcvbuf(b->ep, (size_t)or_bd_param_i(b, OR_P_SOCKET_RCVBUF));
 		b->rcvbuf = got;
 		or_log(OR_LOG_INFO, "datagram socket receive buffer: %zu bytes%s", got,
 		       got ? "" : " (no socket found: left as the provider made it)");
@@ -320,6 +301,10 @@ int or_bounded_poll(struct or_bounded *b)
 			return sent;
 		ret += sent;
 	}
+	/* What this pass queued goes to the network together (dgram.h). */
+	pthread_mutex_lock(&b->ofi_lock);
+	or_dg_flush(b->ep);
+	pthread_mutex_unlock(&b->ofi_lock);
 	return ret;
 }
 
@@ -333,7 +318,7 @@ int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms)
 		return or_ofi_wait(rdm, timeout_ms);
 	if (!any_sending(b)) {
 		pthread_mutex_lock(&b->ofi_lock);
-		ret = b->ready_count ? 1 : or_ofi_wait(b->ep, 1);
+		ret = b->ready_count ? 1 : or_dg_wait(b->ep, 1);
 		pthread_mutex_unlock(&b->ofi_lock);
 		return ret;
 	}

@@ -67,7 +67,7 @@ void or_bd_mcast_failed(struct or_bounded *b, int code)
 		return;
 	b->mc.on = 0;
 	snprintf(b->mc.why, sizeof(b->mc.why), "the group refused a datagram (%s): unicast since",
-	         or_ofi_send_error(b->ep));
+	         or_dg_send_error(b->ep));
 	or_log(OR_LOG_WARN, "multicast off: %s (%s)", b->mc.why, optireduce_strerror(code));
 }
 

@@ -91,7 +91,7 @@ int or_bd_mcast_open(struct or_bounded *b, int same_host)
 	}
 	group_of(b, base, prefix);
 	/* Looped back when the ranks share this host (multicast on): they hear each other so. */
-	if (or_ofi_group_join(b->ep, b->mc.group, b->mc.port, same_host, b->mc.why,
+	if (or_dg_group_join(b->ep, b->mc.group, b->mc.port, same_host, b->mc.why,
 	                      sizeof(b->mc.why)) == 0)
 		b->mc.joined = 1;
 	or_log(OR_LOG_DEBUG, "multicast group %s: %s", group_str(b, g, sizeof(g)),
@@ -117,7 +117,7 @@ static void send_probe(struct or_bounded *b)
 	h.comm_id = b->comm->id;
 	h.sender = b->comm->rank;
 	if (or_bd_send_datagram(b, NULL, OR_BD_GROUP, &h, none) < 0)
-		or_log(OR_LOG_DEBUG, "multicast probe not sent: %s", or_ofi_send_error(b->ep));
+		or_log(OR_LOG_DEBUG, "multicast probe not sent: %s", or_dg_send_error(b->ep));
 	h.offset = OR_WIRE_PROBE_UNICAST;
 	for (uint32_t p = 0; p < b->comm->size; p++)
 		if (p != b->comm->rank)
@@ -183,7 +183,7 @@ void or_bounded_mcast_use(struct or_bounded *b, int use, const char *why)
 		if (why && *why && b->mc.joined)
 			snprintf(b->mc.why, sizeof(b->mc.why), "%s", why);
 		pthread_mutex_lock(&b->ofi_lock);
-		or_ofi_group_leave(b->ep);
+		or_dg_group_leave(b->ep);
 		pthread_mutex_unlock(&b->ofi_lock);
 		b->mc.joined = 0;
 	}

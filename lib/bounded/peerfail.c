@@ -57,7 +57,7 @@ void or_bd_peers_op_end(struct or_bounded *b, struct or_bounded_op *op)
 
 void or_bd_peers_heard(struct or_bounded *b, uint32_t peer)
 {
-	or_liveness_heard(&b->live, peer, or_now_us());
+	or_liveness_heard(&b->live, peer, b->rx_clock_us);
 }
 
 int or_bd_peers_check(struct or_bounded *b)

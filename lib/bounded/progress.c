@@ -39,7 +39,7 @@ static int wait_for_traffic(struct or_bounded *b)
 	int ret;
 
 	pthread_mutex_lock(&b->ofi_lock);
-	ret = or_ofi_trywait(b->ep);
+	ret = or_dg_trywait(b->ep);
 	pthread_mutex_unlock(&b->ofi_lock);
 	if (ret != 0 || b->thread_stop)
 		return 0;
@@ -204,7 +204,7 @@ static int start_thread(struct or_bounded *b)
 
 void or_bd_progress_start(struct or_bounded *b)
 {
-	b->wait_fd = or_bd_param_i(b, OR_P_PROGRESS_WAIT) ? or_ofi_wait_fd(b->ep) : -1;
+	b->wait_fd = or_bd_param_i(b, OR_P_PROGRESS_WAIT) ? or_dg_wait_fd(b->ep) : -1;
 	if (b->wait_fd >= 0 && pipe(b->wake) != 0) {
 		b->wake[0] = b->wake[1] = -1;
 		b->wait_fd = -1; /* without a way to wake it, the thread polls */

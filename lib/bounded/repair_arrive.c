@@ -106,10 +106,11 @@ void or_bd_repair_arrived(struct or_bounded *b, struct or_bounded_op *op,
 {
 	struct or_repair *rep = or_bd_repair_on(b) ? or_rep_of(op) : NULL;
 	struct or_rep_in *ri;
-	double now = or_now_us();
+	double now;
 
 	if (!rep)
 		return;
+	now = b->rx_clock_us;
 	ri = &rep->in[h->step * rep->cap + (uint32_t)(in - op->ph[h->step].in)];
 	if (!(h->flags & OR_WIRE_FLAG_RESENT)) {
 		rep->first_pass_us[h->step] = now;

@@ -13,13 +13,13 @@ void or_bd_sndbuf_init(struct or_bounded *b)
 	double hold_us = (double)or_bd_param_i(b, OR_P_QUEUE_HOLD_US);
 
 	if (fixed) {
-		got = or_ofi_set_sndbuf(b->ep, fixed);
+		got = or_dg_set_sndbuf(b->ep, fixed);
 		or_log(OR_LOG_INFO, "datagram socket send buffer: %zu bytes%s", got,
 		       got ? "" : " (no socket found: left as the provider made it)");
 		or_sendq_init(&b->sendq, got, 0, hold_us);
 		return;
 	}
-	got = or_ofi_sndbuf(b->ep);
+	got = or_dg_sndbuf(b->ep);
 	or_sendq_init(&b->sendq, got, (double)or_bd_param_i(b, OR_P_SEND_QUEUE_US), hold_us);
 	if (got && b->sendq.limit_us > 0)
 		or_log(OR_LOG_DEBUG,
@@ -40,10 +40,10 @@ void or_bd_sndbuf_reading(struct or_bounded *b)
 	if (!or_sendq_due(q, now))
 		return; /* before the lock and the system call: this runs on every poll */
 	pthread_mutex_lock(&b->ofi_lock);
-	queued = or_ofi_send_queued(b->ep);
+	queued = or_dg_send_queued(b->ep);
 	handed = b->tx_handed;
 	want = queued >= 0 ? or_sendq_reading(q, now, (size_t)queued, handed) : 0;
-	got = want ? or_ofi_set_sndbuf(b->ep, want / 2) : 0; /* the kernel doubles it */
+	got = want ? or_dg_set_sndbuf(b->ep, want / 2) : 0; /* the kernel doubles it */
 	pthread_mutex_unlock(&b->ofi_lock);
 	if (q->span_rate > 0)
 		or_log(OR_LOG_TRACE,
@@ -99,7 +99,7 @@ int or_bd_queue_held(struct or_bounded *b)
 	if (now < b->queue_hold_until_us)
 		return 1;
 	pthread_mutex_lock(&b->ofi_lock);
-	queued = or_ofi_send_queued(b->ep);
+	queued = or_dg_send_queued(b->ep);
 	pthread_mutex_unlock(&b->ofi_lock);
 	wait = queued > 0 ? or_sendq_hold_wait_us(&b->sendq, (size_t)queued) : 0;
 	if (wait <= 0)

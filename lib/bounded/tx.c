@@ -25,7 +25,7 @@ void or_bd_tx_init(struct or_bounded *b)
 {
 	for (size_t i = 0; i < OR_TX_POOL; i++) {
 		b->tx[i].b = b;
-		b->tx[i].buf = b->tx_mem + i * b->stride + or_ofi_prefix(b->ep);
+		b->tx[i].buf = b->tx_mem + i * b->stride + or_dg_prefix(b->ep);
 		b->tx[i].x.cb = on_tx;
 		b->tx[i].x.cb_arg = &b->tx[i];
 		b->tx[i].next = b->tx_free;
@@ -150,8 +150,8 @@ static int hand_to_endpoint(struct or_bounded *b, uint32_t peer, const struct or
 	or_wire_encode(h, t->buf, b->max_msg);
 	memcpy(t->buf + OR_WIRE_HDR_SIZE, payload, h->length);
 	ret = peer == OR_BD_GROUP
-	          ? or_ofi_group_send(b->ep, t->buf, h->length + OR_WIRE_HDR_SIZE, &t->x)
-	          : or_ofi_send(b->ep, peer, t->buf, h->length + OR_WIRE_HDR_SIZE, &t->x);
+	          ? or_dg_group_send(b->ep, t->buf, h->length + OR_WIRE_HDR_SIZE, &t->x)
+	          : or_dg_send(b->ep, peer, t->buf, h->length + OR_WIRE_HDR_SIZE, &t->x);
 	if (ret) {
 		t->next = b->tx_free;
 		b->tx_free = t;
@@ -192,7 +192,7 @@ static int send_failed(struct or_bounded *b, struct or_bounded_op *op, uint32_t 
 		op->packets_send_failed++;
 		return 1;
 	}
-	code = or_sendfail_note(&b->sendfail, peer, code, or_ofi_send_error(b->ep), now,
+	code = or_sendfail_note(&b->sendfail, peer, code, or_dg_send_error(b->ep), now,
 	                        1e3 * (double)or_bd_param_i(b, OR_P_PEER_TIMEOUT_MS));
 	if (code)
 		return code;

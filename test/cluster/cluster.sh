@@ -25,7 +25,7 @@ usage() {
 usage: cluster.sh up [-n N] [--rate RATE] [--rate-at both|egress] [--loss P]
                      [--loss-at ingress|egress] [--burst BYTES] [--latency MS]
                      [--cross-traffic RATE] [--cross-onoff ON_MS:OFF_MS] [--cross-flows K]
-                     [--cross-sync] [--offload] [--tcp-cc ALG]
+                     [--cross-sync] [--offload | --fast] [--mtu BYTES] [--tcp-cc ALG]
                      [--straggler H:hog | H:stop:PERIOD_MS:DUTY]...
        cluster.sh down
        cluster.sh set [--rate RATE] [--rate-at both|egress] [--loss P]
@@ -140,6 +140,8 @@ save_config() {
 		printf 'CROSS_FLOWS=%q\n' "$CROSS_FLOWS"
 		printf 'CROSS_SYNC=%q\n' "$CROSS_SYNC"
 		printf 'OFFLOAD=%q\n' "$OFFLOAD"
+		printf 'FAST=%q\n' "$FAST"
+		printf 'MTU=%q\n' "$MTU"
 		printf 'STRAGGLERS=%q\n' "$STRAGGLERS"
 		printf 'TCP_CC=%q\n' "$TCP_CC"
 	} >"$STATE/config.tmp"
@@ -155,8 +157,8 @@ load_config() {
 # Effective tbf burst in bytes: --burst, or max(10 full frames, 1 ms at RATE).
 eff_burst() {
 	if [ "$BURST" != auto ]; then echo "$BURST"; return; fi
-	local b=$((RATE_BPS / 8 / 1000))
-	[ "$b" -lt 15140 ] && b=15140
+	local b=$((RATE_BPS / 8 / 1000)) frames=$((10 * (${MTU:-1500} + 14)))
+	[ "$b" -lt "$frames" ] && b=$frames
 	echo "$b"
 }
 
@@ -194,11 +196,13 @@ shape_host() {
 		if [ "${RATE_AT:-both}" = egress ]; then
 			tc -n "$SW" qdisc del dev "h$i" root 2>/dev/null || true
 		else
-			tc -n "$SW" qdisc replace dev "h$i" root tbf rate "${RATE_BPS}bit" burst "$burst" latency "${LATENCY}ms"
+			tc -n "$SW" qdisc replace dev "h$i" root handle 1: tbf rate "${RATE_BPS}bit" burst "$burst" latency "${LATENCY}ms"
 		fi
-		if [ "${OFFLOAD:-0}" = 1 ]; then gso_below_burst "$i" $((burst - 1514)); fi
+		if [ "${OFFLOAD:-0}" = 1 ] || [ "${FAST:-0}" = 1 ]; then
+			gso_below_burst "$i" $((burst - ${MTU:-1500} - 14))
+		fi
 	else
-		if [ "${OFFLOAD:-0}" = 1 ]; then gso_below_burst "$i" 65536; fi
+		if [ "${OFFLOAD:-0}" = 1 ] || [ "${FAST:-0}" = 1 ]; then gso_below_burst "$i" 65536; fi
 		tc -n "$ns" qdisc del dev eth0 root 2>/dev/null || true
 		tc -n "$SW" qdisc del dev "h$i" root 2>/dev/null || true
 	fi
@@ -206,7 +210,9 @@ shape_host() {
 	# built-in chain that jumps to it), because any iptables command, a listing too, makes
 	# the host's filter table, which every packet it sends and receives then walks (2 % of
 	# both CPUs in a loss-free 4 MiB run, perf).
-	if awk -v p="$LOSS" 'BEGIN { exit !(p > 0) }'; then
+	if [ "${FAST:-0}" = 1 ]; then
+		fast_loss "$i"
+	elif awk -v p="$LOSS" 'BEGIN { exit !(p > 0) }'; then
 		loss_hook "$i"
 		ip netns exec "$ns" "$IPT" -w -F ORC-LOSS
 		ip netns exec "$ns" "$IPT" -w -A ORC-LOSS -m statistic --mode random --probability "$LOSS" -j DROP
@@ -245,6 +251,49 @@ loss_hook() {
 check_offload_loss() {
 	if [ "${OFFLOAD:-0}" = 1 ] && awk -v p="$LOSS" 'BEGIN { exit !(p > 0) }'; then
 		die "--offload with --loss $LOSS: loss would drop whole TCP super-segments; use one or the other"
+	fi
+}
+
+# The fast profile (--fast): the offloads a real NIC has, where rate limits and loss
+# still act on wire-size packets.  A host segments its own sends (GSO in software after
+# its qdisc: one pass through its stack per 64 KB, as with TSO) and coalesces what it
+# receives (GRO, NAPI on the veth); the switch's ports carry and shape wire-size frames,
+# and loss is netem's on the port toward each host, per frame.  MTU 9000 unless --mtu
+# says otherwise, as clouds' jumbo frames (9001 on AWS, 8896 on GCP).
+check_fast() {
+	if [ "${FAST:-0}" = 1 ]; then
+		[ "${OFFLOAD:-0}" = 0 ] || die "--fast and --offload are two profiles; choose one"
+		[ "${LOSS_AT:-ingress}" = ingress ] || die "--fast drops on the wire (--loss-at ingress) only"
+		[ -n "$MTU" ] || MTU=9000
+	fi
+	[ -n "$MTU" ] || MTU=1500
+	check_uint --mtu "$MTU"
+	if [ "$MTU" -lt 576 ] || [ "$MTU" -gt 9216 ]; then die "--mtu wants 576..9216"; fi
+}
+
+fast_offload() {
+	local ns=$1
+	if command -v ethtool >/dev/null 2>&1; then
+		ip netns exec "$ns" ethtool -K eth0 gso on gro on tso off tx-udp-segmentation off \
+			>/dev/null 2>&1 || warn "ethtool -K eth0 (fast profile) failed in $ns"
+	else
+		warn "ethtool not found: the fast profile needs it"
+	fi
+}
+
+# Loss of the fast profile: netem on the switch's port toward host i, per wire frame,
+# under the port's tbf when the rate is limited.
+fast_loss() {
+	local i=$1 pct
+	pct=$(awk -v p="$LOSS" 'BEGIN { printf "%.6f", p * 100 }')
+	if ! awk -v p="$LOSS" 'BEGIN { exit !(p > 0) }'; then
+		tc -n "$SW" qdisc del dev "h$i" parent 1:1 2>/dev/null || true
+		return 0
+	fi
+	if [ "$RATE_BPS" -gt 0 ] && [ "${RATE_AT:-both}" != egress ]; then
+		tc -n "$SW" qdisc replace dev "h$i" parent 1:1 handle 10: netem loss "$pct%"
+	else
+		tc -n "$SW" qdisc replace dev "h$i" root netem loss "$pct%"
 	fi
 }
 
@@ -293,7 +342,7 @@ up_failed() {
 }
 
 cmd_up() {
-	N=2 RATE=200mbit RATE_AT=both LOSS=0 LOSS_AT=ingress BURST=auto LATENCY=20 CROSS=0 CROSS_ONOFF=50:50 CROSS_FLOWS=1 CROSS_SYNC=0 OFFLOAD=0 STRAGGLERS=""
+	N=2 RATE=200mbit RATE_AT=both LOSS=0 LOSS_AT=ingress BURST=auto LATENCY=20 CROSS=0 CROSS_ONOFF=50:50 CROSS_FLOWS=1 CROSS_SYNC=0 OFFLOAD=0 FAST=0 MTU="" STRAGGLERS=""
 	TCP_CC=$(cat /proc/sys/net/ipv4/tcp_congestion_control 2>/dev/null || echo unknown)
 	while [ $# -gt 0 ]; do
 		case $1 in
@@ -309,6 +358,8 @@ cmd_up() {
 		--cross-flows) CROSS_FLOWS=${2:?}; shift 2 ;;
 		--cross-sync) CROSS_SYNC=1; shift ;;
 		--offload) OFFLOAD=1; shift ;;
+		--fast) FAST=1; shift ;;
+		--mtu) MTU=${2:?}; shift 2 ;;
 		--tcp-cc) TCP_CC=${2:?}; shift 2 ;;
 		--straggler) STRAGGLERS="$STRAGGLERS ${2:?}"; shift 2 ;;
 		-h | --help) usage; exit 0 ;;
@@ -322,6 +373,7 @@ cmd_up() {
 	check_prob "$LOSS"
 	check_loss_at "$LOSS_AT"
 	check_offload_loss
+	check_fast
 	[ "$BURST" = auto ] || check_uint --burst "$BURST"
 	check_uint --latency "$LATENCY"
 	check_tcp_cc "$TCP_CC"
@@ -359,7 +411,7 @@ cmd_up() {
 	# Multicast is flooded to every port, as a switch without IGMP snooping does: with
 	# snooping and no querier, memberships learnt from the joins would expire mid-run.
 	ip -n "$SW" link set "$BR" type bridge mcast_snooping 0
-	ip -n "$SW" link set "$BR" mtu 1500 up
+	ip -n "$SW" link set "$BR" mtu "$MTU" up
 	ip netns exec "$SW" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 2>/dev/null || true
 	# A cloud's switch does not run the hosts' firewall: with br_netfilter loaded, every
 	# bridged frame would go through iptables and a route lookup here (8 % of both CPUs
@@ -377,9 +429,12 @@ cmd_up() {
 		ip netns exec "$ns" sysctl -qw net.ipv6.conf.default.disable_ipv6=1 2>/dev/null || true
 		set_tcp_cc "$ns"
 		ip -n "$ns" link set lo up
-		ip -n "$SW" link add "h$i" mtu 1500 type veth peer name eth0 mtu 1500 netns "$ns"
+		ip -n "$SW" link add "h$i" mtu "$MTU" type veth peer name eth0 mtu "$MTU" netns "$ns"
 		ip -n "$SW" link set "h$i" master "$BR"
-		if [ "$OFFLOAD" != 1 ]; then
+		if [ "$FAST" = 1 ]; then
+			no_offload "$SW" "h$i"
+			fast_offload "$ns"
+		elif [ "$OFFLOAD" != 1 ]; then
 			no_offload "$SW" "h$i"
 			no_offload "$ns" eth0
 		fi
@@ -610,7 +665,7 @@ cmd_run() {
 cmd_status() {
 	load_config
 	local i ns
-	echo "cluster: N=$N rate=$RATE rate-at=${RATE_AT:-both} loss=$LOSS loss-at=${LOSS_AT:-ingress} burst=$(eff_burst) latency=${LATENCY}ms cross=$CROSS onoff=$CROSS_ONOFF flows=${CROSS_FLOWS:-1} sync=${CROSS_SYNC:-0} offload=${OFFLOAD:-0} stragglers=${STRAGGLERS:-none} tcp-cc=$(ip netns exec orc-h0 cat /proc/sys/net/ipv4/tcp_congestion_control 2>/dev/null || echo unknown)"
+	echo "cluster: N=$N rate=$RATE rate-at=${RATE_AT:-both} loss=$LOSS loss-at=${LOSS_AT:-ingress} burst=$(eff_burst) latency=${LATENCY}ms cross=$CROSS onoff=$CROSS_ONOFF flows=${CROSS_FLOWS:-1} sync=${CROSS_SYNC:-0} offload=${OFFLOAD:-0} fast=${FAST:-0} mtu=${MTU:-1500} stragglers=${STRAGGLERS:-none} tcp-cc=$(ip netns exec orc-h0 cat /proc/sys/net/ipv4/tcp_congestion_control 2>/dev/null || echo unknown)"
 	echo "state: $STATE"
 	for ((i = 0; i < N; i++)); do
 		ns=orc-h$i

@@ -272,6 +272,7 @@ static void harness_init(struct harness *hs, const struct setup *s)
 	hs->comm.params = params;
 	hs->comm.bounded = hs->b = b;
 	b->comm = &hs->comm;
+	b->ep = &fuzz_endpoint;
 	b->payload = s->payload;
 	b->max_msg = s->payload + OR_WIRE_HDR_SIZE;
 	b->nrx = 1;

@@ -17,7 +17,7 @@
 #define GROUP 0xEFC0F00Du /* 239.192.240.13 */
 #define PORT  50999
 
-static int wait_done(struct or_ofi *o, struct or_ofi_xfer *x, int ms)
+static int wait_done(struct or_ofi *o, struct or_xport_xfer *x, int ms)
 {
 	for (int i = 0; i < ms * 10 && !x->done; i++) {
 		struct timespec ts = {0, 100 * 1000};
@@ -33,7 +33,7 @@ int main(void)
 {
 	struct or_ofi_want want = {"udp", NULL, 0, 0, 0, 1};
 	struct or_ofi *o = NULL;
-	struct or_ofi_xfer rx = {0}, tx = {0};
+	struct or_xport_xfer rx = {0}, tx = {0};
 	char name[128], why[200] = "", sbuf[64] = "multicast probe", rbuf[1500];
 	size_t len = sizeof(name);
 	int ret;

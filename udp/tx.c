@@ -1,0 +1,283 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Sending (docs/design.md, "Datagram transports"): the channel's sends wait in a queue
+ * until the next flush, which gives each destination's run of equal-size datagrams to the
+ * kernel as one segmented send (UDP_SEGMENT: one call, one pass through the stack, cut
+ * into wire datagrams below it) and the runs of every destination in one sendmmsg.  A
+ * kernel or device that refuses segmentation turns it off for the endpoint, and the same
+ * datagrams go again one per message, still batched.
+ */
+#define _GNU_SOURCE /* sendmmsg, recvmmsg */
+#include <errno.h>
+#include <netinet/udp.h>
+#include <string.h>
+
+#include "optireduce.h"
+#include "udp_int.h"
+
+#ifndef UDP_SEGMENT
+#define UDP_SEGMENT 103
+#endif
+
+/* One message of a flush: a run of queued datagrams to one destination. */
+struct tx_msg {
+	unsigned first;  /* index of its first entry in the batch's order */
+	unsigned count;  /* entries */
+	unsigned flow;
+	uint16_t segment; /* UDP_SEGMENT, 0 for a single datagram */
+};
+
+struct tx_batch {
+	unsigned order[OR_UDP_TXQ]; /* queue indices, grouped by destination */
+	unsigned norder;
+	struct tx_msg msg[OR_UDP_TXQ];
+	unsigned nmsg;
+};
+
+static int errno_code(int e)
+{
+	switch (e) {
+	case EAGAIN:
+	case ENOBUFS:
+		return -OPTIREDUCE_EAGAIN;
+	case EMSGSIZE:
+		return -OPTIREDUCE_EMSGSIZE;
+	case ECONNREFUSED:
+	case EHOSTUNREACH:
+	case ENETUNREACH:
+	case EHOSTDOWN:
+		return -OPTIREDUCE_EPEER;
+	default:
+		return -OPTIREDUCE_EIO;
+	}
+}
+
+static int queue(struct or_udp *u, uint32_t peer, const void *buf, size_t len, struct or_xport_xfer *x)
+{
+	if (len > u->max_msg)
+		return -OPTIREDUCE_EMSGSIZE;
+	if (u->ntx == OR_UDP_TXQ && or_udp_flush(u) && u->ntx == OR_UDP_TXQ)
+		return -OPTIREDUCE_EAGAIN;
+	x->done = 0;
+	x->error = 0;
+	u->txq[u->ntx++] = (struct or_udp_txe){peer, buf, len, x};
+	return 0;
+}
+
+int or_udp_send(struct or_dgram *d, uint32_t peer, const void *buf, size_t len,
+                struct or_xport_xfer *x)
+{
+	struct or_udp *u = (struct or_udp *)d;
+
+	if (peer >= u->npeers)
+		return -OPTIREDUCE_EINVAL;
+	return queue(u, peer, buf, len, x);
+}
+
+int or_udp_group_send(struct or_dgram *d, const void *buf, size_t len, struct or_xport_xfer *x)
+{
+	struct or_udp *u = (struct or_udp *)d;
+
+	if (u->gfd < 0)
+		return -OPTIREDUCE_EPEER;
+	return queue(u, OR_UDP_GROUP, buf, len, x);
+}
+
+const char *or_udp_send_error(const struct or_dgram *d)
+{
+	const struct or_udp *u = (const struct or_udp *)d;
+	return u->send_err ? strerror(u->send_err) : "no error";
+}
+
+/* Queue indices in an order that puts each destination's entries together, oldest first. */
+static void group_by_destination(const struct or_udp *u, struct tx_batch *bt)
+{
+	unsigned char taken[OR_UDP_TXQ] = {0};
+
+	bt->norder = 0;
+	for (unsigned i = 0; i < u->ntx; i++) {
+		if (taken[i])
+			continue;
+		for (unsigned j = i; j < u->ntx; j++) {
+			if (taken[j] || u->txq[j].peer != u->txq[i].peer)
+				continue;
+			taken[j] = 1;
+			bt->order[bt->norder++] = j;
+		}
+	}
+}
+
+/* The flow a run to peer leaves on: the peer's flows in turn, one run each. */
+static unsigned next_flow(struct or_udp *u, uint32_t peer)
+{
+	struct or_udp_peer *p;
+	unsigned f;
+
+	if (peer == OR_UDP_GROUP || u->nflows == 1)
+		return 0;
+	p = &u->peers[peer];
+	f = p->next_flow++ % p->nflows;
+	return f < u->nflows ? f : 0;
+}
+
+/* Cuts the ordered queue into messages: runs the kernel can segment, else one each. */
+static void plan(struct or_udp *u, struct tx_batch *bt)
+{
+	size_t lens[OR_UDP_GSO_SEGS];
+	unsigned i = 0;
+
+	bt->nmsg = 0;
+	while (i < bt->norder) {
+		uint32_t peer = u->txq[bt->order[i]].peer;
+		size_t n = 0, k = 1;
+		while (u->gso && n < OR_UDP_GSO_SEGS && i + n < bt->norder &&
+		       u->txq[bt->order[i + n]].peer == peer) {
+			lens[n] = u->txq[bt->order[i + n]].len;
+			n++;
+		}
+		if (n > 1)
+			k = or_udp_run(lens, n);
+		bt->msg[bt->nmsg] = (struct tx_msg){i, (unsigned)k, next_flow(u, peer),
+		                                    k > 1 ? (uint16_t)lens[0] : 0};
+		bt->nmsg++;
+		i += (unsigned)k;
+	}
+}
+
+/* The message's iovecs and control block; to its destination on its flow. */
+static void build(struct or_udp *u, const struct tx_batch *bt, const struct tx_msg *m,
+                  struct mmsghdr *mh, struct iovec *iov, char *ctl, size_t ctl_len)
+{
+	const struct or_udp_txe *first = &u->txq[bt->order[m->first]];
+
+	for (unsigned k = 0; k < m->count; k++) {
+		const struct or_udp_txe *e = &u->txq[bt->order[m->first + k]];
+		iov[k].iov_base = (void *)e->buf;
+		iov[k].iov_len = e->len;
+	}
+	memset(mh, 0, sizeof(*mh));
+	if (first->peer == OR_UDP_GROUP) {
+		mh->msg_hdr.msg_name = &u->group_to;
+	} else {
+		mh->msg_hdr.msg_name = &u->peers[first->peer].to[m->flow];
+	}
+	mh->msg_hdr.msg_namelen = sizeof(struct sockaddr_in);
+	mh->msg_hdr.msg_iov = iov;
+	mh->msg_hdr.msg_iovlen = m->count;
+	if (m->segment) {
+		struct cmsghdr *c;
+		memset(ctl, 0, ctl_len);
+		mh->msg_hdr.msg_control = ctl;
+		mh->msg_hdr.msg_controllen = CMSG_SPACE(sizeof(uint16_t));
+		c = CMSG_FIRSTHDR(&mh->msg_hdr);
+		c->cmsg_level = SOL_UDP;
+		c->cmsg_type = UDP_SEGMENT;
+		c->cmsg_len = CMSG_LEN(sizeof(uint16_t));
+		memcpy(CMSG_DATA(c), &m->segment, sizeof(uint16_t));
+	}
+}
+
+/* The entries of message m are the kernel's (error 0) or lost (error < 0). */
+static void complete(struct or_udp *u, const struct tx_batch *bt, const struct tx_msg *m,
+                     int error, unsigned char *sent)
+{
+	for (unsigned k = 0; k < m->count; k++) {
+		unsigned q = bt->order[m->first + k];
+		sent[q] = 1;
+		or_xport_done(u->txq[q].x, error, error ? 0 : u->txq[q].len);
+	}
+	u->tx_completed += m->count;
+	if (!error)
+		*(m->segment ? &u->gso_sends : &u->plain_sends) += 1;
+}
+
+/* Whether a failed segmented send means the kernel or device does not segment. */
+static int refuses_segmentation(int e)
+{
+	return e == EIO || e == EINVAL || e == ENOPROTOOPT || e == EOPNOTSUPP;
+}
+
+/*
+ * Sends the messages of one flow in as few sendmmsg calls as the kernel takes.  Returns 0,
+ * -OPTIREDUCE_EAGAIN when the socket is full (the rest stays queued), or 1 when
+ * segmentation was refused (the caller plans again without it).
+ */
+static int send_flow(struct or_udp *u, const struct tx_batch *bt, unsigned flow,
+                     unsigned char *sent)
+{
+	struct mmsghdr mh[OR_UDP_MMSG];
+	struct iovec iov[OR_UDP_MMSG][OR_UDP_GSO_SEGS];
+	char ctl[OR_UDP_MMSG][CMSG_SPACE(sizeof(uint16_t))];
+	const struct tx_msg *which[OR_UDP_MMSG];
+	unsigned m = 0;
+
+	while (m < bt->nmsg) {
+		unsigned n = 0, done = 0;
+		for (; m < bt->nmsg && n < OR_UDP_MMSG; m++) {
+			if (bt->msg[m].flow != flow || sent[bt->order[bt->msg[m].first]])
+				continue;
+			build(u, bt, &bt->msg[m], &mh[n], iov[n], ctl[n], sizeof(ctl[n]));
+			which[n++] = &bt->msg[m];
+		}
+		while (done < n) {
+			int r = sendmmsg(u->fd[flow], mh + done, n - done, MSG_DONTWAIT);
+			u->syscalls_tx++;
+			if (r > 0) {
+				for (int k = 0; k < r; k++)
+					complete(u, bt, which[done + (unsigned)k], 0, sent);
+				done += (unsigned)r;
+				continue;
+			}
+			if (errno == EINTR)
+				continue;
+			u->send_err = errno;
+			if (errno == EAGAIN || errno == ENOBUFS)
+				return -OPTIREDUCE_EAGAIN;
+			if (which[done]->segment && refuses_segmentation(errno)) {
+				u->gso = 0;
+				u->gso_refused = errno;
+				return 1;
+			}
+			complete(u, bt, which[done], errno_code(errno), sent);
+			done++;
+		}
+	}
+	return 0;
+}
+
+/* Keeps the entries not sent, in their order. */
+static void compact(struct or_udp *u, const unsigned char *sent)
+{
+	unsigned k = 0;
+
+	for (unsigned i = 0; i < u->ntx; i++)
+		if (!sent[i])
+			u->txq[k++] = u->txq[i];
+	u->ntx = k;
+}
+
+int or_udp_flush(struct or_udp *u)
+{
+	struct tx_batch bt;
+	unsigned char sent[OR_UDP_TXQ];
+	int ret = 0;
+
+	while (u->ntx) {
+		memset(sent, 0, sizeof(sent));
+		group_by_destination(u, &bt);
+		plan(u, &bt);
+		ret = 0;
+		for (unsigned f = 0; f < u->nflows && !ret; f++)
+			ret = send_flow(u, &bt, f, sent);
+		compact(u, sent);
+		if (ret <= 0)
+			break;
+		/* Refused segmentation: the rest again, one datagram per message. */
+	}
+	return ret < 0 ? ret : 0;
+}
+
+int or_udp_flush_ep(struct or_dgram *d)
+{
+	return or_udp_flush((struct or_udp *)d);
+}

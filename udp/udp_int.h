@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * Private to udp/: the endpoint as set up (ep.c), sending (tx.c), receiving (rx.c) and
+ * multicast (group.c) share it.
+ */
+#ifndef OR_UDP_INT_H
+#define OR_UDP_INT_H
+
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "../dgram/dgram.h"
+#include "seg.h"
+
+#define OR_UDP_MAX_FLOWS 16
+#define OR_UDP_TXQ       256 /* queued sends: the channel's send pool holds as many */
+#define OR_UDP_MMSG      32  /* messages per sendmmsg and recvmmsg */
+#define OR_UDP_RX_SLOT   65536 /* one coalesced receive */
+#define OR_UDP_RX_SLOTS  16
+#define OR_UDP_SEGS_PER_SLOT 64 /* the most datagrams the kernel coalesces */
+
+/* The published name: address, and one port per flow. */
+struct or_udp_name {
+	uint32_t addr; /* network byte order */
+	uint16_t port[OR_UDP_MAX_FLOWS];
+	uint8_t nflows;
+	uint8_t pad[3];
+};
+
+struct or_udp_peer {
+	struct sockaddr_in to[OR_UDP_MAX_FLOWS];
+	unsigned nflows;
+	unsigned next_flow; /* the flow of this peer's next run */
+};
+
+/* A send the channel queued: handed to the kernel by the next flush. */
+struct or_udp_txe {
+	uint32_t peer; /* OR_UDP_GROUP: to the multicast group */
+	const void *buf;
+	size_t len;
+	struct or_xport_xfer *x;
+};
+#define OR_UDP_GROUP UINT32_MAX
+
+/* Posted receives, oldest first, linked through the transfer's prov[0]. */
+struct or_udp_rxq {
+	struct or_xport_xfer *head, *tail;
+	size_t n;
+};
+
+/* Datagrams received and not yet delivered to a posted receive. */
+struct or_udp_staged {
+	uint8_t *base;
+	struct or_udp_span span[OR_UDP_SEGS_PER_SLOT];
+	size_t nspan, next;
+	uint32_t src;
+};
+
+struct or_udp {
+	struct or_dgram base;
+	int fd[OR_UDP_MAX_FLOWS];
+	unsigned nflows;
+	int gfd; /* the multicast group's socket, -1 */
+	int epfd;
+	struct or_udp_name self;
+	char ifname[IF_NAMESIZE];
+	unsigned mtu;
+	size_t max_msg; /* UDP payload of one datagram: the MTU less IPv4 and UDP headers */
+	int gso;        /* segmented sends work (found at run time) */
+	int gro;        /* the sockets coalesce receives */
+	int gso_refused; /* errno of the send that turned segmentation off, 0 */
+	struct or_udp_peer *peers;
+	uint32_t npeers;
+	/* (address, port) -> rank, open addressing (ep.c, or_udp_source) */
+	uint64_t *src_key;
+	uint32_t *src_rank;
+	uint32_t src_mask;
+	/* Sending (tx.c) */
+	struct or_udp_txe txq[OR_UDP_TXQ];
+	unsigned ntx;
+	int send_err;
+	struct sockaddr_in group_to; /* the multicast group's address and port */
+	/* Receiving (rx.c) */
+	struct or_udp_rxq rxq, grxq;
+	uint8_t *rx_mem;
+	struct or_udp_staged staged[OR_UDP_RX_SLOTS];
+	unsigned nstaged, next_staged;
+	int staged_group; /* the staged datagrams came to the group's socket */
+	unsigned next_fd; /* the socket the next receive starts with */
+	/* Counters, for the log at close and describe */
+	uint64_t tx_completed;
+	uint64_t gso_sends, plain_sends, syscalls_tx, syscalls_rx, datagrams_rx, truncated;
+	uint32_t kernel_drops; /* SO_RXQ_OVFL: datagrams the kernel dropped, all sockets */
+	uint32_t drops_seen[OR_UDP_MAX_FLOWS + 1];
+};
+
+/* tx.c */
+int or_udp_send(struct or_dgram *d, uint32_t peer, const void *buf, size_t len,
+                struct or_xport_xfer *x);
+int or_udp_group_send(struct or_dgram *d, const void *buf, size_t len, struct or_xport_xfer *x);
+/* Hands every queued send to the kernel: 0, or -OPTIREDUCE_EAGAIN when some stay queued. */
+int or_udp_flush(struct or_udp *u);
+int or_udp_flush_ep(struct or_dgram *d);
+const char *or_udp_send_error(const struct or_dgram *d);
+
+/* rx.c */
+int or_udp_recv(struct or_dgram *d, void *buf, size_t len, struct or_xport_xfer *x);
+int or_udp_group_recv(struct or_dgram *d, void *buf, size_t len, struct or_xport_xfer *x);
+int or_udp_poll(struct or_dgram *d, int max);
+int or_udp_wait(struct or_dgram *d, int timeout_ms);
+int or_udp_wait_fd(struct or_dgram *d);
+int or_udp_trywait(struct or_dgram *d);
+/* Asks a socket for what rx.c reads: the kernel's drops, and coalescing if gro. */
+int or_udp_rx_options(int fd, int gro);
+
+/* ep.c */
+uint32_t or_udp_source(const struct or_udp *u, const struct sockaddr_in *from);
+
+/* group.c */
+int or_udp_group_join(struct or_dgram *d, uint32_t group, uint16_t port, int loop, char *why,
+                      size_t len);
+void or_udp_group_leave(struct or_dgram *d);
+
+#endif /* OR_UDP_INT_H */
