@@ -313,7 +313,7 @@ static void test_bad_comm_args(optireduce_ctx_t *ctx, optireduce_comm_t *comm)
 	      -OPTIREDUCE_ENOPARAM);
 	CHECK(optireduce_comm_get_param(comm, "spin_us", NULL, 16, &src) == -OPTIREDUCE_EINVAL);
 	CHECK(optireduce_comm_get_param(comm, "spin_us", v, 0, &src) == -OPTIREDUCE_EINVAL);
-	CHECK(optireduce_comm_get_param(comm, "bounded_provider", v, 2, &src) ==
+	CHECK(optireduce_comm_get_param(comm, "multicast_range", v, 2, &src) ==
 	      -OPTIREDUCE_EOVERFLOW);
 	for (size_t i = 0; i < sizeof(v); i++)
 		CHECK(v[i] == 'x');
