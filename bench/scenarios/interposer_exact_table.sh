@@ -3,7 +3,7 @@
 # interposer_exact_table.sh OUT_DIR: the markdown table of interposer_exact.sh from its raw
 # files (OUT_DIR/CONFIG/{mpi,interposer}-ROUND.csv): per config and size, the nearest-rank
 # P50 and P99 of every timed call of every round, Open MPI's and the interposer's (exact),
-# the P50 ratio, and the bar on it where the issues set one:
+# the P50 ratio, and the bar on it where the project sets one:
 #   flat-unlimited  at most 1.1, every size
 #   flat-100mbit    at most 1.0, every size
 #   2x2-100mbit     at most 1.0, 4 MiB only
@@ -21,7 +21,7 @@ echo "- Command: \`$(sed -n '1s/^# //p' "$OUT/command.txt")\`"
 sed -n 's/^\([a-z0-9-]*\): \(cluster.sh .*\|test\/run-mpi.sh .*\)$/- \1: `\2`/p' "$OUT/command.txt"
 echo
 
-# bar CONFIG BYTES: the bar on the P50 ratio, or "-" where the issues set none.
+# bar CONFIG BYTES: the bar on the P50 ratio, or "-" where the project sets none.
 bar() {
 	case $1:$2 in
 	flat-unlimited:*) echo 1.1 ;;

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# preamble.sh - sourced first by the tests on the emulated cloud (test/cluster_*.sh).  Exits
+# preamble.sh - sourced first by the tests on the emulated cloud (test/cluster/cluster_*.sh).  Exits
 # 77 (skip) without root, ip, tc, iptables-legacy, mpirun or network namespaces, when
 # another cluster test keeps the cloud past 15 minutes, or when a cluster is already up
 # (never touching someone else's).  Sets cl (cluster.sh) and top (the build tree), and

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * An unmodified MPI program on a lossy network, run with liboptireduce_pmpi.so preloaded and
- * OPTIREDUCE_PMPI_BOUNDED=float (test/cluster_pmpi_loss.sh runs it on the emulated cloud).
+ * OPTIREDUCE_PMPI_BOUNDED=float (test/cluster/cluster_pmpi_loss.sh runs it on the emulated cloud).
  *
  * Float SUM of 64 KiB and 1 MiB, ITERS calls each: every call must return MPI_SUCCESS (the
  * program keeps MPI_ERRORS_ARE_FATAL, so a failed operation aborts the job), every call must

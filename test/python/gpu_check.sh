@@ -50,9 +50,9 @@ prepare)
 	dir=$build/gpu-bundle
 	rm -rf "$dir" && mkdir -p "$dir/lib" "$dir/bin" || exit 1
 	cp -L "$lib" "$dir/lib/" || exit 1
-	for b in tools/.libs/optireduce_info test/.libs/test_wake; do
-		[ -e "$build/$b" ] || [ "$b" != test/.libs/test_wake ] ||
-			make -C "$build" test/test_wake >/dev/null || exit 1
+	for b in tools/.libs/optireduce_info test/unit/.libs/test_wake; do
+		[ -e "$build/$b" ] || [ "$b" != test/unit/.libs/test_wake ] ||
+			make -C "$build" test/unit/test_wake >/dev/null || exit 1
 		cp "$build/$b" "$dir/bin/" || exit 1
 	done
 	fabric=$(ldconfig -p | awk '/libfabric\.so\.1 / { print $NF; exit }')

@@ -24,12 +24,12 @@
                  optireduce_iallreduce for each soon after (optireduce_comm_wake ends its
                  wait); P50 and P99 printed, P50 under 2 ms asserted (a generous bound
                  for a shared machine, where the GIL and other processes delay the worker;
-                 the library's own bound is test/test_wake's).
+                 the library's own bound is test/unit/test_wake's).
   bounded:       clean, the sum within rounding and nothing reported lost; with injected
                  loss p (inject_loss), the reported loss follows p, the estimate is
                  unbiased (per-element mean error within 5 standard errors over T trials)
                  and its normalized error within the estimator's bound 2p/(1-p) (as
-                 test/mpi_bounded.c); the hook on a bounded communicator reports the loss
+                 test/mpi/mpi_bounded.c); the hook on a bounded communicator reports the loss
                  in the step statistics.
 
   torch_ddp.py --np N      spawn N ranks here
@@ -377,7 +377,7 @@ def loss_run(comm, rank, size, p, trials, count, final):
 def test_bounded(rank, size):
     import optireduce.torch as ort
 
-    # A fixed, generous deadline: phases end when the data is in, as test/mpi_bounded.c.
+    # A fixed, generous deadline: phases end when the data is in, as test/mpi/mpi_bounded.c.
     comm = ort.init("bounded", timeout_us=2000000)
     for name, value in ort.TRAINING_PARAMS.items():
         if "OPTIREDUCE_" + name.upper() not in os.environ:
@@ -391,7 +391,7 @@ def test_bounded(rank, size):
     mine.close()
     # The error bounds below are the plain estimator's (2 p/(1-p)); the training default
     # consistent=1 trades more estimated data for identical replicas, and is checked
-    # against its own bounds by test/mpi_consistent_*.
+    # against its own bounds by the mpi_consistent cases.
     comm.close()
     comm = ort.init("bounded", timeout_us=2000000, consistent=0)
     count = 16384

@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# The two datagram transports side by side on the emulated cloud (3 hosts, the fast
+# profile: offloads on, MTU 9000, netem dropping 1 % of the frames toward each host): for
+# each of bounded_transport=kernel and =libfabric, test/mpi_allreduce in bounded mode
+# (every size and dtype: exact sums, as Open MPI's, where nothing was lost; the rest
+# exact through the fallback) with the loss off, then test/mpi_bounded --net-loss 0.01
+# (reported loss near the real one, estimates unbiased, errors within the estimator's
+# bound).  Both transports must pass the same assertions; the kernel path must have run
+# segmented sends.  Exit 77 without root or network namespaces, or when a cluster is up.
+. "$(dirname "$0")/preamble.sh"
+need_built "$top/test/mpi/mpi_bounded"
+need_built "$top/test/mpi/mpi_allreduce"
+trap '"$cl" down >/dev/null 2>&1 || true' EXIT
+"$cl" up -n 3 --rate none --fast >/dev/null || { echo "cluster.sh up failed"; exit 99; }
+rc=0
+for t in kernel libfabric; do
+	echo "== bounded_transport=$t, no loss: results as MPI_Allreduce's"
+	"$cl" set --loss 0 >/dev/null || { echo "cluster.sh set failed"; exit 99; }
+	log=$(mktemp)
+	timeout 300 "$cl" run -n 3 -x OPTIREDUCE_LOG_LEVEL=3 -x OPTIREDUCE_BOUNDED_TRANSPORT=$t \
+		-x OPTIREDUCE_MODE=bounded -x OPTIREDUCE_MULTICAST=off -- "$top/test/mpi/mpi_allreduce" -q \
+		>"$log" 2>&1 || { rc=1; tail -20 "$log"; }
+	grep -q "bounded transport $t" "$log" || { echo "FAIL: transport $t was not the one used"; rc=1; }
+	if [ "$t" = kernel ] && ! grep -q "MTU 9000: 8972-byte datagrams" "$log"; then
+		echo "FAIL: the kernel path did not size datagrams from the MTU"; rc=1
+	fi
+	if [ "$t" = kernel ] && grep "bounded transport closed" "$log" | grep -q " 0 segmented sends"; then
+		echo "FAIL: a rank made no segmented send"; rc=1
+	fi
+	rm -f "$log"
+	echo "== bounded_transport=$t, loss 0.01 on the wire: the estimate's statistics"
+	"$cl" set --loss 0.01 >/dev/null || { echo "cluster.sh set failed"; exit 99; }
+	timeout 300 "$cl" run -n 3 -x OPTIREDUCE_LOG_LEVEL=1 -x OPTIREDUCE_BOUNDED_TRANSPORT=$t -- \
+		"$top/test/mpi/mpi_bounded" --net-loss 0.01 --loss-at ingress || rc=1
+done
+exit $rc

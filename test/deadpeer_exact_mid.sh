@@ -1,5 +1,0 @@
-#!/bin/sh
-# SPDX-License-Identifier: BSD-3-Clause
-# A rank killed with SIGKILL, 4 ranks forked by test_deadpeer (no launcher): exact mode,
-# killed inside an operation (the ring's receives cancelled).
-exec timeout 120 "${top_builddir:-.}/test/test_deadpeer" -m exact -w mid

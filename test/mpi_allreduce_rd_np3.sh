@@ -1,7 +1,0 @@
-#!/bin/sh
-# SPDX-License-Identifier: BSD-3-Clause
-# Exact allreduce forced to recursive doubling, every dtype x op x count x in-place, on 3
-# ranks: not a power of two, so rank 0 folds into rank 1 and gets the result back.
-# One host: every rank on the network, as on a host of its own (hierarchy=0).
-export OPTIREDUCE_HIERARCHY=0
-exec "${top_srcdir:-.}/test/run-mpi.sh" 3 "${top_builddir:-.}/test/mpi_allreduce" -a recursive_doubling

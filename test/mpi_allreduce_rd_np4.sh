@@ -1,6 +1,0 @@
-#!/bin/sh
-# SPDX-License-Identifier: BSD-3-Clause
-# Exact allreduce forced to recursive doubling, every dtype x op x count x in-place, on 4 ranks.
-# One host: every rank on the network, as on a host of its own (hierarchy=0).
-export OPTIREDUCE_HIERARCHY=0
-exec "${top_srcdir:-.}/test/run-mpi.sh" 4 "${top_builddir:-.}/test/mpi_allreduce" -a recursive_doubling

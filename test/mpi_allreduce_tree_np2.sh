@@ -1,7 +1,0 @@
-#!/bin/sh
-# SPDX-License-Identifier: BSD-3-Clause
-# Exact allreduce forced to the tree (two binary trees, each half the data, pipelined in
-# segments), every dtype x op x count x in-place, on 2 ranks.
-# One host: every rank on the network, as on a host of its own (hierarchy=0).
-export OPTIREDUCE_HIERARCHY=0
-exec "${top_srcdir:-.}/test/run-mpi.sh" 2 "${top_builddir:-.}/test/mpi_allreduce" -a tree

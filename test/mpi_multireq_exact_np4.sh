@@ -1,6 +1,0 @@
-#!/bin/sh
-# SPDX-License-Identifier: BSD-3-Clause
-# 4 ranks, exact mode: 32 operations in flight at once, completed out of order.
-# One host: every rank on the network, as on a host of its own (hierarchy=0).
-export OPTIREDUCE_HIERARCHY=0
-exec "${top_srcdir:-.}/test/run-mpi.sh" 4 "${top_builddir:-.}/test/mpi_multireq" exact -q

@@ -1,6 +1,0 @@
-#!/bin/sh
-# SPDX-License-Identifier: BSD-3-Clause
-# A rank whose own sends crawl still returns by its deadlines, bounded mode, 3 ranks.
-# One host: every rank on the network, as on a host of its own (hierarchy=0).
-export OPTIREDUCE_HIERARCHY=0
-exec "${top_srcdir:-.}/test/run-mpi.sh" 3 "${top_builddir:-.}/test/mpi_slow_sender"

@@ -1,5 +1,0 @@
-#!/bin/sh
-# SPDX-License-Identifier: BSD-3-Clause
-# MPI_Allreduce through liboptireduce_pmpi.so against PMPI_Allreduce, 2 ranks.
-exec "${top_srcdir:-.}/test/pmpi/run-pmpi.sh" 2 -x OPTIREDUCE_PMPI_STATS=1 \
-	"${top_builddir:-.}/test/pmpi/pmpi_suite"
