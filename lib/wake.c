@@ -82,6 +82,15 @@ int or_comm_wait_wakeable(optireduce_comm_t *comm, int timeout_ms)
 
 	if (or_wake_pending(w))
 		return 0;
+	/* The bounded channel's waits watch the descriptor for this wait only: a wake-up that
+	 * no progress call takes would keep every later optireduce_wait from sleeping. */
+	if (comm->bounded && w && w->fd >= 0) {
+		int ret;
+		or_bounded_set_wake_fd(comm->bounded, w->fd);
+		ret = or_comm_wait_activity(comm, timeout_ms);
+		or_bounded_set_wake_fd(comm->bounded, -1);
+		return ret;
+	}
 	if (comm->bounded || !comm->rdm || !w || w->fd < 0 || (fd = or_ofi_wait_fd(comm->rdm)) < 0)
 		return or_comm_wait_activity(comm, timeout_ms);
 	/* fi_trywait refuses while completions wait that the descriptor might not signal: the

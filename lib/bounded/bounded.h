@@ -51,6 +51,9 @@ uint32_t or_bounded_mcast_probe(struct or_bounded *b);
 void or_bounded_mcast_use(struct or_bounded *b, int use, const char *why);
 int or_bounded_mcast_describe(const struct or_bounded *b, char *buf, size_t len);
 
+/* A descriptor the channel's waits also end on when it polls readable (the communicator's
+ * wake-up, lib/wake.c); the channel never reads it.  -1: none. */
+void or_bounded_set_wake_fd(struct or_bounded *b, int fd);
 /* Reap completions and deliver packets; returns > 0 if anything happened. */
 int or_bounded_poll(struct or_bounded *b);
 /* Sleep until either channel has activity or timeout_ms passes. */

@@ -275,6 +275,7 @@ struct or_bounded {
 	size_t rcvbuf; /* the datagram socket's receive buffer, bytes; 0 if unknown */
 	int wait_fd;   /* readable when the endpoint has completions; -1: sleep and poll instead */
 	int wake[2];   /* a pipe: destroy wakes the progress thread out of poll() */
+	int app_wake_fd; /* the communicator's wake-up: the application's waits end on it */
 	/* While operations run and the application keeps calling in, the progress thread
 	 * waits on op_done (with lock) instead of polling: see progress.c. */
 	pthread_cond_t op_done;

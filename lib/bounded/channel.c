@@ -5,8 +5,11 @@
  * core's poll and wait.  Receive, send, phases, the estimate and the operation each
  * live in a file of their own beside this one.
  */
+#define _GNU_SOURCE /* ppoll */
+#include <poll.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <time.h>
 
 #include "bounded_int.h"
 #include "wire.h"
@@ -145,7 +148,7 @@ int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bou
 	init_locks(b);
 	b->comm = comm;
 	b->seq_hi = OR_SEQ_WINDOW; /* operation 0 is next (op.c, update_window) */
-	b->wait_fd = b->wake[0] = b->wake[1] = -1;
+	b->wait_fd = b->wake[0] = b->wake[1] = b->app_wake_fd = -1;
 	b->dead_rank = -1;
 	ret = or_bd_open_endpoint(b, same_host);
 	if (ret) {
@@ -306,20 +309,62 @@ int or_bounded_poll(struct or_bounded *b)
 	return ret;
 }
 
+void or_bounded_set_wake_fd(struct or_bounded *b, int fd)
+{
+	b->app_wake_fd = fd;
+}
+
+/* Sleeps in poll() on fd (-1: none) and the wake-up for up to us; EINTR ends it early. */
+static void sleep_wakeable(const struct or_bounded *b, int fd, double us)
+{
+	struct pollfd fds[2] = {{.fd = b->app_wake_fd, .events = POLLIN},
+	                        {.fd = fd, .events = POLLIN}};
+	long whole = (long)us;
+	struct timespec ts = {whole / 1000000, (whole % 1000000) * 1000};
+
+	ppoll(fds, fd >= 0 ? 2 : 1, &ts, NULL);
+}
+
+/* No bounded operation: the exact endpoint, and the wake-up where it has a descriptor. */
+static int wait_exact(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms)
+{
+	int fd = b->app_wake_fd >= 0 ? or_ofi_wait_fd(rdm) : -1;
+
+	if (fd < 0)
+		return or_ofi_wait(rdm, timeout_ms);
+	if (or_ofi_trywait(rdm) == 0)
+		sleep_wakeable(b, fd, 1e3 * timeout_ms);
+	return or_ofi_poll(rdm, 256);
+}
+
+/* Nothing sending: the datagram endpoint, as the progress thread sleeps on it, and the
+ * wake-up; without a descriptor, the endpoint's own wait (at most 1 ms). */
+static int wait_receiving(struct or_bounded *b)
+{
+	int fd, ret = 1;
+
+	pthread_mutex_lock(&b->ofi_lock);
+	fd = b->app_wake_fd >= 0 ? or_dg_wait_fd(b->ep) : -1;
+	if (!b->ready_count && fd < 0)
+		ret = or_dg_wait(b->ep, 1);
+	else if (!b->ready_count && or_dg_trywait(b->ep) != 0)
+		ret = or_dg_poll(b->ep, 256);
+	pthread_mutex_unlock(&b->ofi_lock);
+	if (b->ready_count || fd < 0 || ret != 0)
+		return ret;
+	sleep_wakeable(b, fd, 1000);
+	return or_bd_reap(b);
+}
+
 int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms)
 {
 	double need, us;
-	int ret;
 
 	b->app_us = or_now_us();
 	if (!b->nops)
-		return or_ofi_wait(rdm, timeout_ms);
-	if (!any_sending(b)) {
-		pthread_mutex_lock(&b->ofi_lock);
-		ret = b->ready_count ? 1 : or_dg_wait(b->ep, 1);
-		pthread_mutex_unlock(&b->ofi_lock);
-		return ret;
-	}
+		return wait_exact(b, rdm, timeout_ms);
+	if (!any_sending(b))
+		return wait_receiving(b);
 	/* Sends waiting for tokens sleep until the bucket holds a packet, not spin: ranks that
 	 * share a core need it to drain their sockets instead of dropping datagrams.  The
 	 * progress thread keeps reaping meanwhile. */
@@ -338,7 +383,9 @@ int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms)
 		if (left > us)
 			us = left;
 	}
-	if (us >= 5)
+	if (us >= 5 && b->app_wake_fd >= 0)
+		sleep_wakeable(b, -1, us < 1000 ? us : 1000);
+	else if (us >= 5)
 		or_bd_sleep_us(us < 1000 ? (long)us : 1000);
 	else
 		sched_yield();
