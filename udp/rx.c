@@ -81,8 +81,7 @@ static struct or_udp_rxq *staged_queue(struct or_udp *u)
 	return u->staged_group ? &u->grxq : &u->rxq;
 }
 
-/* Staged datagrams into posted receives, as many as both allow: how many. */
-static int deliver(struct or_udp *u, int max)
+int or_udp_deliver(struct or_udp *u, int max)
 {
 	struct or_udp_rxq *q = staged_queue(u);
 	int n = 0;
@@ -110,6 +109,20 @@ static int deliver(struct or_udp *u, int max)
 	if (u->next_staged == u->nstaged)
 		u->nstaged = u->next_staged = 0;
 	return n;
+}
+
+void or_udp_stage(struct or_udp *u, uint8_t *base, size_t len, size_t gso, uint32_t src)
+{
+	struct or_udp_staged *s = &u->staged[u->nstaged];
+
+	if (u->nstaged == OR_UDP_RX_SLOTS)
+		return;
+	s->base = base;
+	s->nspan = or_udp_split(len, gso, s->span, OR_UDP_SEGS_PER_SLOT);
+	s->next = 0;
+	s->src = src;
+	u->datagrams_rx += s->nspan;
+	u->nstaged++;
 }
 
 /* The control messages of one received slot: segment size, and the kernel's drops. */
@@ -165,21 +178,16 @@ static int receive_on(struct or_udp *u, int fd, unsigned sock, int group)
 	u->nstaged = u->next_staged = 0;
 	u->staged_group = group;
 	for (int i = 0; i < n; i++) {
-		struct or_udp_staged *s = &u->staged[u->nstaged];
 		size_t gso = read_cmsgs(u, &mh[i].msg_hdr, sock);
 		if (mh[i].msg_hdr.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) {
 			u->truncated++;
 			continue;
 		}
-		s->base = iov[i].iov_base;
-		s->nspan = or_udp_split(mh[i].msg_len, gso, s->span, OR_UDP_SEGS_PER_SLOT);
-		s->next = 0;
-		s->src = mh[i].msg_hdr.msg_namelen >= sizeof(from[i]) &&
-		                 from[i].sin_family == AF_INET
-		             ? or_udp_source(u, &from[i])
-		             : OR_SRC_STRANGER;
-		u->datagrams_rx += s->nspan;
-		u->nstaged++;
+		or_udp_stage(u, iov[i].iov_base, mh[i].msg_len, gso,
+		             mh[i].msg_hdr.msg_namelen >= sizeof(from[i]) &&
+		                     from[i].sin_family == AF_INET
+		                 ? or_udp_source(u, &from[i])
+		                 : OR_SRC_STRANGER);
 	}
 	return u->nstaged;
 }
@@ -211,9 +219,9 @@ int or_udp_poll(struct or_dgram *d, int max)
 	if (u->ntx)
 		or_udp_flush(u);
 	n = (int)(u->tx_completed - sent);
-	n += deliver(u, max - n);
+	n += or_udp_deliver(u, max - n);
 	while (n < max && !u->nstaged && receive(u))
-		n += deliver(u, max - n);
+		n += or_udp_deliver(u, max - n);
 	return n;
 }
 

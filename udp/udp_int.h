@@ -114,6 +114,12 @@ int or_udp_poll(struct or_dgram *d, int max);
 int or_udp_wait(struct or_dgram *d, int timeout_ms);
 int or_udp_wait_fd(struct or_dgram *d);
 int or_udp_trywait(struct or_dgram *d);
+/* One received buffer of len bytes, datagrams of gso bytes (0: one datagram), from src:
+ * staged for delivery; nothing past len is ever read. */
+void or_udp_stage(struct or_udp *u, uint8_t *base, size_t len, size_t gso, uint32_t src);
+/* Staged datagrams into posted receives, oldest first, as many as both allow and at most
+ * max: how many completed (one larger than its receive completes it with EMSGSIZE). */
+int or_udp_deliver(struct or_udp *u, int max);
 /* Asks a socket for what rx.c reads: the kernel's drops, and coalescing if gro. */
 int or_udp_rx_options(int fd, int gro);
 

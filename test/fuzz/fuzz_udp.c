@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/*
+ * The kernel transport's receive path after the socket (udp/rx.c): buffers as recvmmsg
+ * fills them, each with the segment size UDP_GRO reports, staged and delivered into posted
+ * receives of one size, through or_udp_stage and or_udp_deliver themselves.
+ *
+ * Input: byte 0, the receives posted (1..64); bytes 1-2, their size (little-endian, 1..
+ * 9216); then slots, each 2 bytes of segment size, 2 bytes of length, and that many bytes
+ * (cut at the input's end).  Every slot's bytes sit in a buffer of exactly their length,
+ * so AddressSanitizer sees a read past a datagram.  Asserted: a completed receive holds at
+ * most its size, bytes that equal the next datagram of the slots in order, and a datagram
+ * larger than the receive completes it with EMSGSIZE and no bytes.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../../udp/udp_int.h"
+#include "fuzz_input.h"
+#include "optireduce.h"
+
+#define POSTED_MAX 64
+#define POSTED_LEN 9216
+
+static uint8_t posted[POSTED_MAX][POSTED_LEN];
+
+/* The next datagram the slots hold, in order: where it starts and how long it is. */
+struct cursor {
+	uint8_t *slot[OR_UDP_RX_SLOTS];
+	struct or_udp_span span[OR_UDP_RX_SLOTS][OR_UDP_SEGS_PER_SLOT];
+	size_t nspan[OR_UDP_RX_SLOTS], nslot, s, k;
+};
+
+static const struct or_udp_span *next_datagram(struct cursor *c, uint8_t **base)
+{
+	while (c->s < c->nslot && c->k == c->nspan[c->s]) {
+		c->s++;
+		c->k = 0;
+	}
+	if (c->s == c->nslot)
+		return NULL;
+	*base = c->slot[c->s];
+	return &c->span[c->s][c->k++];
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	struct or_udp *u = calloc(1, sizeof(*u));
+	static struct or_xport_xfer x[POSTED_MAX];
+	struct cursor c = {0};
+	size_t nposted, len, at = 3;
+
+	if (!u || size < 3)
+		return free(u), 0;
+	nposted = 1 + data[0] % POSTED_MAX;
+	len = 1 + (size_t)(data[1] | data[2] << 8) % POSTED_LEN;
+	while (at + 4 <= size && c.nslot < OR_UDP_RX_SLOTS) {
+		size_t gso = data[at] | data[at + 1] << 8, n = data[at + 2] | data[at + 3] << 8;
+		at += 4;
+		if (n > size - at)
+			n = size - at;
+		c.slot[c.nslot] = fuzz_copy(data + at, n);
+		or_udp_stage(u, c.slot[c.nslot], n, gso, 7);
+		c.nspan[c.nslot] = or_udp_split(n, gso, c.span[c.nslot], OR_UDP_SEGS_PER_SLOT);
+		c.nslot++;
+		at += n;
+	}
+	for (;;) {
+		int done;
+		for (size_t i = 0; i < nposted; i++)
+			or_udp_recv(&u->base, posted[i], len, &x[i]);
+		done = or_udp_deliver(u, (int)nposted);
+		for (int i = 0; i < done; i++) {
+			uint8_t *base;
+			const struct or_udp_span *sp = next_datagram(&c, &base);
+			if (!sp || x[i].src != 7)
+				abort();
+			if (sp->len > len ? x[i].error != -OPTIREDUCE_EMSGSIZE || x[i].len
+			                  : x[i].error || x[i].len != sp->len ||
+			                        memcmp(posted[i], base + sp->off, sp->len))
+				abort();
+		}
+		/* Receives left posted stay queued: give them back before posting again. */
+		memset(&u->rxq, 0, sizeof(u->rxq));
+		if (!done)
+			break;
+	}
+	{
+		uint8_t *base;
+		if (next_datagram(&c, &base)) /* everything staged was delivered */
+			abort();
+	}
+	for (size_t i = 0; i < c.nslot; i++)
+		free(c.slot[i]);
+	free(u);
+	return 0;
+}
