@@ -18,7 +18,7 @@ failed=0
 for t in test/unit/test_wire test/unit/test_api test/unit/test_hadamard test/unit/test_timeout \
 	test/unit/test_timeout_adapt test/unit/test_tree_shape test/unit/test_pacing \
 	test/unit/test_liveness test/unit/test_topology test/unit/test_placement test/pmpi/test_policy \
-	test/fuzz/replay_wire test/fuzz/replay_rx; do
+	test/fuzz/replay_wire test/fuzz/replay_rx test/fuzz/replay_udp test/unit/test_udp; do
 	log=$b/$t.valgrind.log
 	"$b/libtool" --mode=execute valgrind -q --error-exitcode=99 --leak-check=full \
 		--errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
