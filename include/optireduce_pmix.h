@@ -20,7 +20,7 @@
  * and drops a reference.  Otherwise the helper initializes PMIx at its first
  * call and finalizes it at exit (atexit), not after each creation: a client
  * that cycles PMIx_Init/PMIx_Finalize can see a peer's fence end in
- * PMIX_ERR_PARTIAL_SUCCESS (openpmix issue 4113), and mpirun 4.1 aborts a
+ * PMIX_ERR_PARTIAL_SUCCESS (openpmix#4113), and mpirun 4.1 aborts a
  * job whose process exits initialized.
  */
 #ifndef OPTIREDUCE_PMIX_H

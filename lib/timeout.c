@@ -46,7 +46,7 @@ void or_tmo_config_default(struct or_tmo_config *cfg)
 	/*
 	 * A deadline 1.1x a normal phase: a burst of cross traffic that halves a phase's rate
 	 * is cut there, so an operation ends within about 1.1x its usual time plus the
-	 * decode (issue 4's bar is a P99 within 1.3x the P50), and what is cut is estimated.
+	 * decode (the aim: a P99 within 1.3x the P50), and what is cut is estimated.
 	 * At 1.2x, operations that met a burst took 1.4x with the decode and the wake-ups.
 	 * The 75th percentile times 1.15 came to 1.3-1.4x, and burst phases slipped under it.
 	 */
@@ -70,7 +70,7 @@ void or_tmo_config_default(struct or_tmo_config *cfg)
 	 * Cross traffic that another tenant's shuffle brings lasts up to seconds (TCP flows
 	 * keep sending for seconds after their ON period ends); three 4 MiB operations cut in
 	 * a row are a fraction of one.  Backing off within a burst made the
-	 * operations that met its end 2.3x longer (issue 4 (c)), for data the deadline is
+	 * operations that met its end 2.3x longer, for data the deadline is
 	 * there to give up.  Small operations back off after OR_TMO_BACKOFF_CUTS_ANYWAY cuts:
 	 * with the horizon alone, 64 KiB on a clean network lost 1.3% of its contributions
 	 * to deadlines of 2.4 ms that a rank off its CPU for a few ms kept missing.
