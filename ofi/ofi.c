@@ -116,23 +116,14 @@ static int get_list(enum or_ofi_kind kind, const char *prov, struct fi_info **li
 	return ret;
 }
 
-/*
- * A file descriptor to wait on first: optireduce_comm_wake's eventfd then sits in the same
- * poll() (lib/wake.c).  net's default wait object offers none, and a hand-over waited out
- * the progress call's 1 ms slice there (P50 1,010 us against 11-19 us with FI_WAIT_FD).
- */
 static int open_cq(struct or_ofi *o)
 {
 	struct fi_cq_attr attr = {
 	    .format = FI_CQ_FORMAT_MSG,
-	    .wait_obj = FI_WAIT_FD,
+	    .wait_obj = FI_WAIT_UNSPEC,
 	    .size = 4096,
 	};
 	int ret = fi_cq_open(o->domain, &attr, &o->cq, NULL);
-	if (ret != 0) {
-		attr.wait_obj = FI_WAIT_UNSPEC;
-		ret = fi_cq_open(o->domain, &attr, &o->cq, NULL);
-	}
 	if (ret == 0) {
 		o->can_wait = 1;
 		return 0;
