@@ -254,5 +254,5 @@ int or_udp_trywait(struct or_dgram *d)
 
 	if (u->ntx)
 		or_udp_flush(u);
-	return deliverable(u) || u->ntx ? -OPTIREDUCE_EAGAIN : 0;
+	return deliverable(u) || (u->ntx && !u->tx_blocked) ? -OPTIREDUCE_EAGAIN : 0;
 }

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <netinet/udp.h>
 #include <string.h>
+#include <sys/epoll.h>
 
 #include "optireduce.h"
 #include "udp_int.h"
@@ -144,6 +145,11 @@ static void plan(struct or_udp *u, struct tx_batch *bt)
 	}
 }
 
+static struct sockaddr_in *destination(struct or_udp *u, uint32_t peer, unsigned flow)
+{
+	return peer == OR_UDP_GROUP ? &u->group_to : &u->peers[peer].to[flow];
+}
+
 /* The message's iovecs and control block; to its destination on its flow. */
 static void build(struct or_udp *u, const struct tx_batch *bt, const struct tx_msg *m,
                   struct mmsghdr *mh, struct iovec *iov, char *ctl, size_t ctl_len)
@@ -156,11 +162,7 @@ static void build(struct or_udp *u, const struct tx_batch *bt, const struct tx_m
 		iov[k].iov_len = e->len;
 	}
 	memset(mh, 0, sizeof(*mh));
-	if (first->peer == OR_UDP_GROUP) {
-		mh->msg_hdr.msg_name = &u->group_to;
-	} else {
-		mh->msg_hdr.msg_name = &u->peers[first->peer].to[m->flow];
-	}
+	mh->msg_hdr.msg_name = destination(u, first->peer, m->flow);
 	mh->msg_hdr.msg_namelen = sizeof(struct sockaddr_in);
 	mh->msg_hdr.msg_iov = iov;
 	mh->msg_hdr.msg_iovlen = m->count;
@@ -195,6 +197,44 @@ static void complete(struct or_udp *u, const struct tx_batch *bt, const struct t
 static int refuses_segmentation(int e)
 {
 	return e == EIO || e == EINVAL || e == ENOPROTOOPT || e == EOPNOTSUPP;
+}
+
+/*
+ * A segmented send refused for another reason than a full socket (EPERM from a local
+ * firewall rule, say) goes again one datagram at a time: the rule judges each packet, and
+ * one refusal must not lose the run's other datagrams.  Returns 0, or -OPTIREDUCE_EAGAIN
+ * when the socket is full (the rest stays queued).
+ */
+static int send_each(struct or_udp *u, const struct tx_batch *bt, const struct tx_msg *m,
+                     unsigned char *sent)
+{
+	for (unsigned k = 0; k < m->count; k++) {
+		unsigned q = bt->order[m->first + k];
+		struct or_udp_txe *e = &u->txq[q];
+		struct iovec iov = {.iov_base = (void *)e->buf, .iov_len = e->len};
+		struct msghdr h = {.msg_name = destination(u, e->peer, m->flow),
+		                   .msg_namelen = sizeof(struct sockaddr_in),
+		                   .msg_iov = &iov,
+		                   .msg_iovlen = 1};
+		ssize_t r;
+
+		if (sent[q])
+			continue;
+		do
+			r = sendmsg(u->fd[m->flow], &h, MSG_DONTWAIT);
+		while (r < 0 && errno == EINTR);
+		u->syscalls_tx++;
+		if (r < 0 && (errno == EAGAIN || errno == ENOBUFS))
+			return -OPTIREDUCE_EAGAIN;
+		if (r < 0)
+			u->send_err = errno;
+		else
+			u->plain_sends++;
+		sent[q] = 1;
+		or_xport_done(e->x, r < 0 ? errno_code(errno) : 0, r < 0 ? 0 : e->len);
+		u->tx_completed++;
+	}
+	return 0;
 }
 
 /*
@@ -238,7 +278,13 @@ static int send_flow(struct or_udp *u, const struct tx_batch *bt, unsigned flow,
 				u->gso_refused = errno;
 				return 1;
 			}
-			complete(u, bt, which[done], errno_code(errno), sent);
+			if (which[done]->segment) {
+				int ret = send_each(u, bt, which[done], sent);
+				if (ret)
+					return ret;
+			} else {
+				complete(u, bt, which[done], errno_code(errno), sent);
+			}
 			done++;
 		}
 	}
@@ -256,10 +302,26 @@ static void compact(struct or_udp *u, const unsigned char *sent)
 	u->ntx = k;
 }
 
+/*
+ * Whether room in flow's socket wakes the waits (or_udp_wait, the descriptor): only while
+ * entries wait for it, since an idle datagram socket always has room.
+ */
+static void watch_room(struct or_udp *u, unsigned flow, int on)
+{
+	struct epoll_event ev = {.events = EPOLLIN | (on ? EPOLLOUT : 0), .data.u32 = flow};
+	uint32_t bit = 1u << flow;
+
+	if (!(u->out_armed & bit) == !on)
+		return;
+	if (epoll_ctl(u->epfd, EPOLL_CTL_MOD, u->fd[flow], &ev) == 0)
+		u->out_armed ^= bit;
+}
+
 int or_udp_flush(struct or_udp *u)
 {
 	struct tx_batch bt;
 	unsigned char sent[OR_UDP_TXQ];
+	unsigned f = 0;
 	int ret = 0;
 
 	while (u->ntx) {
@@ -267,13 +329,18 @@ int or_udp_flush(struct or_udp *u)
 		group_by_destination(u, &bt);
 		plan(u, &bt);
 		ret = 0;
-		for (unsigned f = 0; f < u->nflows && !ret; f++)
+		for (f = 0; f < u->nflows && !ret; f++)
 			ret = send_flow(u, &bt, f, sent);
 		compact(u, sent);
 		if (ret <= 0)
 			break;
 		/* Refused segmentation: the rest again, one datagram per message. */
 	}
+	u->tx_blocked = ret < 0 && u->ntx;
+	for (unsigned i = 0; u->out_armed && i < u->nflows; i++)
+		watch_room(u, i, u->tx_blocked && i == f - 1);
+	if (u->tx_blocked)
+		watch_room(u, f - 1, 1);
 	return ret < 0 ? ret : 0;
 }
 

@@ -83,6 +83,8 @@ struct or_udp {
 	struct or_udp_txe txq[OR_UDP_TXQ];
 	unsigned ntx;
 	int send_err;
+	int tx_blocked;    /* the last flush met a full socket: entries wait for room */
+	uint32_t out_armed; /* flows whose room wakes the waits (EPOLLOUT), a bit each */
 	struct sockaddr_in group_to; /* the multicast group's address and port */
 	/* Receiving (rx.c) */
 	struct or_udp_rxq rxq, grxq;

@@ -249,6 +249,45 @@ static void test_kernel_drops(void)
 	or_dg_close(b);
 }
 
+/*
+ * A segmented send the kernel refuses for another reason than a full socket (here EACCES:
+ * a broadcast address without SO_BROADCAST, as a firewall's EPERM) is judged again datagram
+ * by datagram: every entry completes, each with its own error, and none stays queued.
+ */
+static void test_refused(void)
+{
+	struct or_dgram_want w = {.kind = OR_DGRAM_KERNEL, .same_host = 1, .flows = 1,
+	                          .gso = 1, .gro = 0, .mtu = 1500};
+	struct or_dgram *a = NULL;
+	uint8_t names[2][256], out[1472] = {0};
+	size_t len = sizeof(names[0]);
+	struct sockaddr_in bcast;
+	enum { N = 10 };
+	static struct or_xport_xfer tx[N];
+	char why[200];
+	int failed = 0;
+
+	if (or_udp_open(&w, &a, why, sizeof(why))) {
+		CHECK(0, "refused: endpoint (%s)", why);
+		return;
+	}
+	or_dg_getname(a, names[0], &len);
+	memcpy(names[1], names[0], sizeof(names[0]));
+	memcpy(&bcast, names[1], sizeof(bcast));
+	bcast.sin_addr.s_addr = htonl(INADDR_BROADCAST);
+	memcpy(names[1], &bcast, sizeof(bcast));
+	or_dg_av_insert(a, names, sizeof(names[0]), 2);
+	for (int i = 0; i < N; i++)
+		or_dg_send(a, 1, out, sizeof(out), &tx[i]);
+	or_dg_flush(a);
+	for (int i = 0; i < N; i++)
+		failed += tx[i].done && tx[i].error < 0;
+	CHECK(failed == N && or_dg_trywait(a) == 0,
+	      "refused: all %d datagrams of the refused run completed with an error (%d), none "
+	      "queued", N, failed);
+	or_dg_close(a);
+}
+
 int main(void)
 {
 	test_split();
@@ -258,6 +297,7 @@ int main(void)
 	exchange("no coalescing", 1, 0);
 	test_hostile();
 	test_kernel_drops();
+	test_refused();
 	printf("%s: %d failures\n", check_failures ? "FAIL" : "PASS", check_failures);
 	return check_failures ? 1 : 0;
 }
