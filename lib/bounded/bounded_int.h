@@ -13,9 +13,9 @@
 
 #include "bounded.h"
 #include "internal.h"
-#include "liveness.h"
+#include "ctl/liveness.h"
 #include "pacing.h"
-#include "sendfail.h"
+#include "ctl/sendfail.h"
 #include "sendq.h"
 #include "timeout.h"
 #include "../../dgram/dgram.h"
@@ -177,7 +177,7 @@ struct or_bounded_op {
 	double encoded_us;
 	double peer_loss; /* worst loss peers reported in this operation's packets, fraction */
 	/* Its own packets: sent (or dropped by injection), received, duplicates, and those the
-	 * host refused or could not send (lost, lib/bounded/sendfail.h). */
+	 * host refused or could not send (lost, lib/bounded/ctl/sendfail.h). */
 	uint64_t packets_sent, packets_received, packets_duplicate, packets_send_failed;
 	/* Datagrams of phases that send one region to every peer: once to the group, or to
 	 * each peer (optireduce_status.bcast_multicast, bcast_unicast). */

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "bounded_int.h"
-#include "sendfail.h"
+#include "ctl/sendfail.h"
 #include "wire.h"
 
 static void on_tx(void *arg)

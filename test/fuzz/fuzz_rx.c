@@ -17,7 +17,7 @@
  *   byte 1: blocks of 16 floats in the operation, 1 + (byte & 15); bit 4, with transpose
  *           and the regions declared before the datagrams: parameter consistent, the
  *           final phase closed and this rank's bitmap sent before they come, so that they
- *           meet the agreement (lib/bounded/consistent.c, consistent_fetch.c), which then
+ *           meet the agreement (lib/bounded/features/consistent.c, consistent_fetch.c), which then
  *           applies the union to every region.
  * Datagrams address communicator FUZZ_COMM_ID, operation FUZZ_SEQ (test/fuzz/make_corpus.c).
  */

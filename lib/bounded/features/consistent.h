@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bounded_int.h"
+#include "../bounded_int.h"
 
 /* Own bitmaps kept to answer requests: while a peer waits for this rank's bitmap of
  * operation s, this rank starts nothing past s + 2 OR_INFLIGHT_MAX - 1 (docs/design.md,

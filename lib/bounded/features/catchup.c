@@ -11,7 +11,7 @@
  */
 #include <stdlib.h>
 
-#include "bounded_int.h"
+#include "../bounded_int.h"
 
 static int catch_up_on(const struct or_bounded *b)
 {

@@ -9,8 +9,8 @@
  */
 #include <stdlib.h>
 
-#include "bounded_int.h"
-#include "wire.h"
+#include "../bounded_int.h"
+#include "../wire.h"
 
 /* How often a progress pass looks for a silent peer: the check walks every peer. */
 #define OR_LIVENESS_CHECK_US 1000.0

@@ -13,7 +13,7 @@
 
 #include "consistent.h"
 #include "repair.h"
-#include "wire.h"
+#include "../wire.h"
 
 static void set_bit(uint8_t *m, size_t i)
 {

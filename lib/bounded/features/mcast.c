@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bounded_int.h"
-#include "wire.h"
+#include "../bounded_int.h"
+#include "../wire.h"
 
 unsigned or_bounded_mcast_state(const struct or_bounded *b)
 {

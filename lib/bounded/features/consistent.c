@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bounded_int.h"
+#include "../bounded_int.h"
 #include "consistent.h"
 #include "reduce.h"
 #include "repair.h"
-#include "wire.h"
+#include "../wire.h"
 
 int or_bd_consist_on(const struct or_bounded *b)
 {
