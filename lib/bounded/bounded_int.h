@@ -180,9 +180,11 @@ void or_bd_sndbuf_reading(struct or_bounded *b);
 int or_bd_queue_held(struct or_bounded *b);
 void or_bd_progress_stop(struct or_bounded *b);
 
+/* chan.c: reaps completions into the ready queue and the free send list; returns how many. */
+int or_bd_reap(struct or_bounded *b);
+
 /* rx.c */
 int or_bd_rx_post_all(struct or_bounded *b);
-int or_bd_reap(struct or_bounded *b);
 int or_bd_drain_ready(struct or_bounded *b);
 void or_bd_replay_parked(struct or_bounded *b, struct or_bounded_op *op);
 

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The narrow channel interface (chan.h): the centre's services that features use.  Each
- * is a thin door onto the centre's own code (send and pacing in tx.c, receives in rx.c),
- * so that a feature never needs struct or_bounded.
+ * is a thin door onto the centre's own code (send and pacing in tx.c), so that a feature
+ * never needs struct or_bounded.  Reaping the endpoint is here, below rx.c and tx.c.
  */
 #include <string.h>
 
@@ -82,6 +82,17 @@ int or_chan_may_send(const struct or_chan *ch, size_t bytes)
 void or_chan_spend(struct or_chan *ch, size_t bytes)
 {
 	bounded_of(ch)->tokens -= (double)bytes;
+}
+
+/* Reaps completions into the ready queue and the free send list; returns how many. */
+int or_bd_reap(struct or_bounded *b)
+{
+	int n;
+
+	pthread_mutex_lock(&b->ofi_lock);
+	n = or_dg_poll(b->ep, 256);
+	pthread_mutex_unlock(&b->ofi_lock);
+	return n;
 }
 
 void or_chan_reap(struct or_chan *ch)

@@ -44,17 +44,6 @@ int or_bd_rx_post_all(struct or_bounded *b)
 	return ret;
 }
 
-/* Reaps completions into the ready queue and the free send list; returns how many. */
-int or_bd_reap(struct or_bounded *b)
-{
-	int n;
-
-	pthread_mutex_lock(&b->ofi_lock);
-	n = or_dg_poll(b->ep, 256);
-	pthread_mutex_unlock(&b->ofi_lock);
-	return n;
-}
-
 static void park(struct or_bounded *b, const uint8_t *pkt, size_t len, double now_us)
 {
 	uint8_t *copy;
