@@ -56,7 +56,7 @@ struct or_rxbuf {
 	struct or_xport_xfer x; /* first: the completion context */
 	struct or_bounded *b;
 	uint8_t *buf;
-	int group; /* posted on the multicast group's endpoint (mcast.c) */
+	int group; /* posted on the multicast group's endpoint (mcast_group.c) */
 };
 
 struct or_txbuf {

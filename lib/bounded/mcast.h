@@ -24,7 +24,7 @@ struct or_bd_mcast {
 	double begun_us; /* when the last rank's unicast copy came */
 	/* Of the pacer's rate, what a multicast phase sends at: 1/(N-1) (each receiver gets
 	 * what unicast gives it), or 1 once clean_ops operations in a row lost no more in it
-	 * than in their other phases, until it does (mcast.c, or_bd_mcast_op_end). */
+	 * than in their other phases, until it does (features/mcast.c, op_finish). */
 	double share;
 	unsigned clean, clean_ops;
 	char why[200]; /* why multicast is off, or where it goes */

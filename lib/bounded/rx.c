@@ -136,7 +136,7 @@ static void deliver(struct or_bounded *b, struct or_bounded_op *op, const struct
 		return;
 	}
 	mark_earlier_phases_sent(op, h);
-	/* The sender had begun this phase by then (repair.c, repair_end_us). */
+	/* The sender had begun this phase by then (features/repair.c, repair_end_us). */
 	if (!in->first_us || arrived_us < in->first_us)
 		in->first_us = arrived_us;
 	/* When it began, as it says: the earliest reading, the one least delayed in queues. */
@@ -175,7 +175,7 @@ static int finished(const struct or_bounded *b, uint64_t seq)
 /*
  * A datagram that decoded whole and names a member of this communicator, other than this
  * rank, as its sender, from that member's address when the endpoint says where datagrams
- * come from: its sender lives (peerfail.c), whatever else is wrong with it.
+ * come from: its sender lives (features/peerfail.c), whatever else is wrong with it.
  */
 static int from_member(const struct or_bounded *b, const struct or_wire_hdr *h, uint32_t src,
                        int check_source)

@@ -366,8 +366,8 @@ int or_bd_pump(struct or_bounded *b, struct or_bounded_op *op, unsigned step)
 }
 
 /*
- * One datagram built by the caller (repair.c: requests, resends, refusals).  A refused
- * send is a lost datagram like any other (send_failed); a peer unreachable for
+ * One datagram built by the caller (features, through chan.h: requests, resends, notices).
+ * A refused send is a lost datagram like any other (send_failed); a peer unreachable for
  * peer_timeout_ms is reported by the next send of the operation's own data.
  */
 int or_bd_send_datagram(struct or_bounded *b, struct or_bounded_op *op, uint32_t peer,
