@@ -216,9 +216,6 @@ void or_bd_mcast_failed(struct or_bounded *b, int code);
 /* Whether ph sends one region to every peer (decided once per phase). */
 int or_bd_phase_bcast(const struct or_bounded *b, struct or_phase *ph);
 
-/* features/peerfail.c: a validated FAILED notice from a member. */
-void or_bd_peers_failed_rx(struct or_chan *ch, const struct or_wire_hdr *h);
-
 /* Calls hook of every feature that has one, in the table's order (kinds.c). */
 #define OR_BD_HOOK(b, hook, ...)                                                                   \
 	for (const struct or_bd_feature *const *f_ = (b)->features; *f_; f_++)                     \

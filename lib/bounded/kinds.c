@@ -20,6 +20,8 @@ const struct or_bd_feature *const or_bd_features[] = {
 /* The handlers of the kinds (feature.h, struct or_bd_kind). */
 int or_mcast_probe_rx(struct or_chan *ch, const struct or_wire_hdr *h, const uint8_t *payload,
                       uint32_t src, int check_source); /* features/mcast.c */
+int or_peers_failed_rx(struct or_chan *ch, const struct or_wire_hdr *h, const uint8_t *payload,
+                       uint32_t src, int check_source); /* features/peerfail.c */
 int or_consist_rx(struct or_chan *ch, const struct or_wire_hdr *h, const uint8_t *payload,
                   uint32_t src, int check_source); /* features/consistent.c */
 int or_rep_rx(struct or_chan *ch, const struct or_wire_hdr *h, const uint8_t *payload,
@@ -28,6 +30,7 @@ int or_rep_rx(struct or_chan *ch, const struct or_wire_hdr *h, const uint8_t *pa
 const struct or_bd_kind or_bd_kinds[OR_WIRE_KINDS] = {
     [OR_WIRE_KIND_DATA] = {.name = "data"}, /* the centre's own (rx.c) */
     [OR_WIRE_KIND_PROBE] = {.name = "probe", .rx = or_mcast_probe_rx},
+    [OR_WIRE_KIND_FAILED] = {.name = "failed", .rx = or_peers_failed_rx},
     [OR_WIRE_KIND_CONSIST] = {.name = "consist", .rx = or_consist_rx},
     [OR_WIRE_KIND_REPAIR] = {.name = "repair", .rx = or_rep_rx},
 };

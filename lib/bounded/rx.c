@@ -185,25 +185,6 @@ static int from_member(const struct or_bounded *b, const struct or_wire_hdr *h, 
 	       (!check_source || src >= b->ch.comm->size || src == h->sender);
 }
 
-/* A FAILED notice (wire.h): from a member, the communicator fails here too. */
-static void failed_notice(struct or_bounded *b, const struct or_wire_hdr *h,
-                          const struct or_wire_expect *e, uint32_t src, int check_source)
-{
-	int ret = or_wire_validate_failed(h, e);
-
-	if (ret == OR_WIRE_ECOMM) {
-		b->ch.stats.packets_stranger++;
-		return;
-	}
-	if (ret || !from_member(b, h, src, check_source)) {
-		b->ch.stats.packets_invalid++;
-		or_log(OR_LOG_PACKET, "dropped FAILED notice: %s",
-		       ret ? or_wire_reject_name(ret) : "not from its sender");
-		return;
-	}
-	or_bd_peers_failed_rx(&b->ch, h);
-}
-
 /*
  * Delivers, parks or drops (counting why) one datagram.  src: its sender's rank as the
  * endpoint saw it, or OR_SRC_* (ofi.h).
@@ -236,10 +217,6 @@ static void handle_packet(struct or_bounded *b, const uint8_t *pkt, size_t len, 
 	/* Our own datagram, looped back where IP_MULTICAST_LOOP could not be cleared. */
 	if (!ret && b->mc.joined && h.sender == b->ch.comm->rank && src == b->ch.comm->rank)
 		return;
-	if (!ret && (h.flags & OR_WIRE_FLAG_FAILED)) {
-		failed_notice(b, &h, &e, src, check_source);
-		return;
-	}
 	/* Each kind but an operation's data goes to its feature (kinds.c), which validates
 	 * it itself; a handler may leave it to be judged as data. */
 	kind = ret ? NULL : &b->kinds[or_wire_kind(h.flags)];

@@ -88,6 +88,7 @@
 enum or_wire_kind {
 	OR_WIRE_KIND_DATA,    /* a packet of an operation's phase */
 	OR_WIRE_KIND_PROBE,   /* PROBE: multicast probes */
+	OR_WIRE_KIND_FAILED,  /* FAILED: "the sender's communicator failed" */
 	OR_WIRE_KIND_CONSIST, /* CONSIST: the agreement of parameter consistent */
 	OR_WIRE_KIND_REPAIR,  /* REQUEST or CONTROL: repair requests, resends' refusals */
 	OR_WIRE_KINDS
@@ -97,6 +98,8 @@ static inline enum or_wire_kind or_wire_kind(uint8_t flags)
 {
 	if (flags & OR_WIRE_FLAG_PROBE)
 		return OR_WIRE_KIND_PROBE;
+	if (flags & OR_WIRE_FLAG_FAILED)
+		return OR_WIRE_KIND_FAILED;
 	if (flags & OR_WIRE_FLAG_CONSIST)
 		return OR_WIRE_KIND_CONSIST;
 	if (flags & (OR_WIRE_FLAG_REQUEST | OR_WIRE_FLAG_CONTROL))

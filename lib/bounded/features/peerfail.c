@@ -114,10 +114,28 @@ static int check(struct or_chan *ch)
 	return ch->peers->failed;
 }
 
-void or_bd_peers_failed_rx(struct or_chan *ch, const struct or_wire_hdr *h)
+/* A FAILED notice (OR_WIRE_KIND_FAILED, wire.h): from a member, in its own name, the
+ * communicator fails here too; anything else is counted and dropped. */
+int or_peers_failed_rx(struct or_chan *ch, const struct or_wire_hdr *h, const uint8_t *payload,
+                       uint32_t src, int check_source)
 {
+	struct or_wire_expect e = {.comm_id = ch->comm->id, .nranks = ch->comm->size};
+	int ret = or_wire_validate_failed(h, &e);
+
+	(void)payload;
+	if (ret == OR_WIRE_ECOMM) {
+		ch->stats.packets_stranger++;
+		return 0;
+	}
+	if (ret || h->sender == ch->comm->rank ||
+	    (check_source && src < ch->comm->size && src != h->sender)) {
+		ch->stats.packets_invalid++;
+		or_log(OR_LOG_PACKET, "dropped FAILED notice: %s",
+		       ret ? or_wire_reject_name(ret) : "not from its sender");
+		return 0;
+	}
 	if (ch->peers->failed)
-		return;
+		return 0;
 	ch->peers->failed = -OPTIREDUCE_EPEER;
 	ch->peers->notified = 1; /* told by a peer, which told everybody: not passed on */
 	if (h->offset != OR_WIRE_NO_RANK)
@@ -126,6 +144,7 @@ void or_bd_peers_failed_rx(struct or_chan *ch, const struct or_wire_hdr *h)
 	else
 		or_log(OR_LOG_WARN, "rank %u reports that its communicator failed: this one fails",
 		       h->sender);
+	return 0;
 }
 
 static void send_notice(struct or_chan *ch, uint32_t peer, const struct or_wire_hdr *h)
