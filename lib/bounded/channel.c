@@ -42,11 +42,11 @@ static int size_payload(struct or_bounded *b)
 	b->max_msg = or_dg_max_msg(b->ep);
 	if (b->max_msg > 65535 + OR_WIRE_HDR_SIZE)
 		b->max_msg = 65535 + OR_WIRE_HDR_SIZE;
-	b->payload = b->max_msg - OR_WIRE_HDR_SIZE;
-	if (want && want < b->payload)
-		b->payload = want;
-	b->payload -= b->payload % 8; /* whole elements of every floating type */
-	return b->payload < 64 ? -OPTIREDUCE_EMSGSIZE : 0;
+	b->ch.payload = b->max_msg - OR_WIRE_HDR_SIZE;
+	if (want && want < b->ch.payload)
+		b->ch.payload = want;
+	b->ch.payload -= b->ch.payload % 8; /* whole elements of every floating type */
+	return b->ch.payload < 64 ? -OPTIREDUCE_EMSGSIZE : 0;
 }
 
 /*
@@ -72,8 +72,8 @@ static int alloc_buffers(struct or_bounded *b)
 	b->rx_mem = malloc(b->nrx * b->stride);
 	b->tx_mem = calloc(OR_TX_POOL, b->stride);
 	b->park = calloc(OR_PARK_MAX, sizeof(*b->park));
-	if (!b->rx_mem || !b->tx_mem || !b->park || or_sendfail_init(&b->sendfail, b->comm->size) ||
-	    or_liveness_init(&b->live, b->comm->size))
+	if (!b->rx_mem || !b->tx_mem || !b->park ||
+	    or_sendfail_init(&b->sendfail, b->ch.comm->size))
 		return -OPTIREDUCE_ENOMEM;
 	ret = or_dg_register(b->ep, b->rx_mem, b->nrx * b->stride);
 	if (!ret)
@@ -91,11 +91,11 @@ static int alloc_buffers(struct or_bounded *b)
 
 static void tmo_config(const struct or_bounded *b, struct or_tmo_config *cfg)
 {
-	uint32_t size = b->comm->size;
+	uint32_t size = b->ch.comm->size;
 
 	or_tmo_config_default(cfg);
 	cfg->nranks = size;
-	cfg->rank = b->comm->rank;
+	cfg->rank = b->ch.comm->rank;
 	cfg->min_us = (uint64_t)or_bd_param_i(b, OR_P_TIMEOUT_MIN_US);
 	cfg->max_us = (uint64_t)or_bd_param_i(b, OR_P_TIMEOUT_MAX_US);
 	if (cfg->max_us < cfg->min_us)
@@ -124,7 +124,7 @@ static void tmo_config(const struct or_bounded *b, struct or_tmo_config *cfg)
 static int init_controller(struct or_bounded *b)
 {
 	struct or_tmo_config cfg;
-	uint32_t size = b->comm->size;
+	uint32_t size = b->ch.comm->size;
 
 	tmo_config(b, &cfg);
 	if (size <= OR_TMO_INLINE_RANKS)
@@ -146,10 +146,12 @@ int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bou
 	if (!b)
 		return -OPTIREDUCE_ENOMEM;
 	init_locks(b);
-	b->comm = comm;
+	b->ch.comm = comm;
 	b->seq_hi = OR_SEQ_WINDOW; /* operation 0 is next (op.c, update_window) */
 	b->wait_fd = b->wake[0] = b->wake[1] = b->app_wake_fd = -1;
-	b->dead_rank = -1;
+	b->ch.mc = &b->mc;
+	b->kinds = or_bd_kinds;
+	b->features = or_bd_features;
 	ret = or_bd_open_endpoint(b, same_host);
 	if (ret) {
 		destroy_locks(b);
@@ -161,6 +163,8 @@ int or_bounded_create(struct optireduce_comm *comm, int same_host, struct or_bou
 		ret = size_payload(b);
 	if (!ret)
 		ret = alloc_buffers(b);
+	for (const struct or_bd_feature *const *f = b->features; !ret && *f; f++)
+		ret = (*f)->open ? (*f)->open(&b->ch) : 0;
 	if (ret) {
 		or_bounded_destroy(b);
 		return ret;
@@ -198,11 +202,10 @@ void or_bounded_destroy(struct or_bounded *b)
 	free(b->tx_mem);
 	free(b->tmo_store);
 	or_bd_mcast_free(b);
-	or_bd_repair_free(b);
-	or_bd_catchup_free(b);
-	or_bd_consist_free(b);
+	for (const struct or_bd_feature *const *f = b->features; f && *f; f++)
+		if ((*f)->close)
+			(*f)->close(&b->ch);
 	or_sendfail_fini(&b->sendfail);
-	or_liveness_fini(&b->live);
 	for (unsigned r = 0; r < OR_INFLIGHT_MAX; r++)
 		for (unsigned i = 0; i < OR_BOP_SCRATCH_SLOTS; i++)
 			free(b->scratch[r][i]);
@@ -227,7 +230,7 @@ int or_bounded_getname(struct or_bounded *b, void *buf, size_t *len)
 
 int or_bounded_connect(struct or_bounded *b, const void *names, size_t stride)
 {
-	int ret = or_dg_av_insert(b->ep, names, stride, b->comm->size);
+	int ret = or_dg_av_insert(b->ep, names, stride, b->ch.comm->size);
 
 	if (!ret)
 		ret = or_bd_rx_post_all(b);
@@ -239,26 +242,9 @@ int or_bounded_connect(struct or_bounded *b, const void *names, size_t stride)
 	}
 	if (!ret)
 		or_bd_sndbuf_init(b);
-	if (!ret && or_bd_param_i(b, OR_P_PROGRESS_THREAD) && b->comm->size > 1)
+	if (!ret && or_bd_param_i(b, OR_P_PROGRESS_THREAD) && b->ch.comm->size > 1)
 		or_bd_progress_start(b);
 	return ret;
-}
-
-void or_bounded_lock(struct or_bounded *b)
-{
-	double t0;
-
-	if (pthread_mutex_trylock(&b->lock) == 0)
-		return;
-	t0 = or_now_us();
-	pthread_mutex_lock(&b->lock);
-	b->lock_waits++;
-	b->lock_wait_us += or_now_us() - t0;
-}
-
-void or_bounded_unlock(struct or_bounded *b)
-{
-	pthread_mutex_unlock(&b->lock);
 }
 
 /* Whether a phase of any running operation is sending. */
@@ -275,7 +261,7 @@ static int any_sending(struct or_bounded *b)
 int or_bounded_poll(struct or_bounded *b)
 {
 	unsigned step;
-	int ret, failed, sent;
+	int ret, sent;
 
 	b->app_us = or_now_us();
 	ret = or_bd_reap(b);
@@ -283,12 +269,17 @@ int or_bounded_poll(struct or_bounded *b)
 		return ret;
 	ret += or_bd_drain_ready(b);
 	or_bd_sndbuf_reading(b);
-	/* After the drain: what just arrived says its sender lives. */
-	failed = or_bd_peers_check(b);
-	if (failed < 0)
-		return failed;
-	/* Resends first: their phases are further along than the data waiting for tokens. */
-	ret += or_bd_repair_progress(b);
+	/*
+	 * After the drain, each feature's pass: what just arrived says its sender lives (peer
+	 * failure), and resends go before data, their phases being further along than the data
+	 * waiting for tokens (repair).
+	 */
+	for (const struct or_bd_feature *const *f = b->features; *f; f++) {
+		int n = (*f)->progress ? (*f)->progress(&b->ch) : 0;
+		if (n < 0)
+			return n;
+		ret += n;
+	}
 	/*
 	 * Only packets sent are activity: a pass that sent nothing must let the caller sleep
 	 * until tokens or the socket allow.  Counting the attempt kept the wait loop spinning
@@ -390,4 +381,10 @@ int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms)
 	else
 		sched_yield();
 	return or_bd_reap(b);
+}
+
+void or_bounded_fail(struct or_bounded *b, int err)
+{
+	if (b)
+		OR_BD_HOOK(b, fail, err);
 }

@@ -33,8 +33,8 @@ static void explain_failure(struct or_bounded *b, const struct or_dgram_want *w)
 	    or_ofi_explain(OR_OFI_DGRAM, w->provider, why, sizeof(why)) == 0)
 		or_log(OR_LOG_WARN,
 		       "%s: choose another for bounded mode (parameter bounded_provider)", why);
-	else if (b->comm->place.nic.only)
-		or_placement_warn_unoffered(&b->comm->place.nic, "bounded");
+	else if (b->ch.comm->place.nic.only)
+		or_placement_warn_unoffered(&b->ch.comm->place.nic, "bounded");
 }
 
 int or_bd_open_endpoint(struct or_bounded *b, int same_host)
@@ -43,7 +43,7 @@ int or_bd_open_endpoint(struct or_bounded *b, int same_host)
 	char why[256], what[400];
 	int ret;
 
-	or_bounded_dgram_want(&b->comm->params, &b->comm->place.nic, same_host, &w);
+	or_bounded_dgram_want(&b->ch.comm->params, &b->ch.comm->place.nic, same_host, &w);
 	ret = or_dgram_open(&w, &b->ep, why, sizeof(why));
 	if (ret) {
 		or_log(OR_LOG_WARN, "bounded mode: no datagram endpoint (%s)", why);

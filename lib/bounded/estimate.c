@@ -16,8 +16,8 @@ static size_t arrived_elems(const struct or_bounded *b, const struct or_inbound 
 
 	if (in->got_pkts == in->npkts)
 		return len / esize;
-	for (size_t p = off / b->payload; p * b->payload < off + len && p < in->npkts; p++) {
-		size_t lo = p * b->payload, hi = lo + b->payload;
+	for (size_t p = off / b->ch.payload; p * b->ch.payload < off + len && p < in->npkts; p++) {
+		size_t lo = p * b->ch.payload, hi = lo + b->ch.payload;
 		if (!in->seen[p])
 			continue;
 		if (lo < off)

@@ -45,7 +45,7 @@ static void group_of(struct or_bounded *b, uint32_t base, unsigned prefix)
 	uint64_t h = 0xcbf29ce484222325ull;
 
 	for (int i = 0; i < 4; i++)
-		h = (h ^ ((b->comm->id >> (8 * i)) & 0xff)) * 0x100000001b3ull;
+		h = (h ^ ((b->ch.comm->id >> (8 * i)) & 0xff)) * 0x100000001b3ull;
 	h ^= h >> 29;
 	b->mc.group = base | (prefix == 32 ? 0 : (uint32_t)h & (~0u >> prefix));
 	b->mc.port = (uint16_t)(49152 + (h >> 40) % 16384);
@@ -80,7 +80,7 @@ int or_bd_mcast_open(struct or_bounded *b, int same_host)
 		snprintf(b->mc.why, sizeof(b->mc.why), "every rank on one host");
 		return 0;
 	}
-	b->mc.heard = calloc(b->comm->size, 1);
+	b->mc.heard = calloc(b->ch.comm->size, 1);
 	if (!b->mc.heard)
 		return -OPTIREDUCE_ENOMEM;
 	if (or_bounded_mcast_range(or_bd_param_s(b, OR_P_MULTICAST_RANGE), &base, &prefix)) {
@@ -114,13 +114,13 @@ static void send_probe(struct or_bounded *b)
 	h.magic = OR_WIRE_MAGIC;
 	h.version = OR_WIRE_VERSION;
 	h.flags = OR_WIRE_FLAG_CONTROL | OR_WIRE_FLAG_PROBE;
-	h.comm_id = b->comm->id;
-	h.sender = b->comm->rank;
+	h.comm_id = b->ch.comm->id;
+	h.sender = b->ch.comm->rank;
 	if (or_bd_send_datagram(b, NULL, OR_BD_GROUP, &h, none) < 0)
 		or_log(OR_LOG_DEBUG, "multicast probe not sent: %s", or_dg_send_error(b->ep));
 	h.offset = OR_WIRE_PROBE_UNICAST;
-	for (uint32_t p = 0; p < b->comm->size; p++)
-		if (p != b->comm->rank)
+	for (uint32_t p = 0; p < b->ch.comm->size; p++)
+		if (p != b->ch.comm->rank)
 			or_bd_send_datagram(b, NULL, p, &h, none);
 }
 
@@ -138,7 +138,7 @@ static void send_probe(struct or_bounded *b)
 uint32_t or_bounded_mcast_probe(struct or_bounded *b)
 {
 	double t0 = or_now_us(), grace = 1e3 * (double)or_bd_param_i(b, OR_P_MULTICAST_PROBE_MS);
-	uint32_t heard = 0, begun = 0, others = b->comm->size - 1;
+	uint32_t heard = 0, begun = 0, others = b->ch.comm->size - 1;
 	unsigned sent = 0;
 
 	if (!b->mc.joined)
@@ -173,7 +173,7 @@ void or_bounded_mcast_use(struct or_bounded *b, int use, const char *why)
 
 	or_bounded_lock(b);
 	b->mc.on = use && b->mc.joined;
-	b->mc.share = 1.0 / (double)(b->comm->size > 1 ? b->comm->size - 1 : 1);
+	b->mc.share = 1.0 / (double)(b->ch.comm->size > 1 ? b->ch.comm->size - 1 : 1);
 	b->mc.clean_ops = OR_MCAST_FIRST_TRY;
 	if (b->mc.on) {
 		snprintf(b->mc.why, sizeof(b->mc.why), "group %s, TTL 1",
@@ -191,3 +191,18 @@ void or_bounded_mcast_use(struct or_bounded *b, int use, const char *why)
 	or_log(b->mc.on || b->mc.want == OR_MCAST_OFF ? OR_LOG_DEBUG : OR_LOG_INFO,
 	       "multicast %s: %s", b->mc.on ? "on" : "off", b->mc.why);
 }
+
+unsigned or_bounded_mcast_state(const struct or_bounded *b)
+{
+	if (!b)
+		return 0;
+	return OR_MCAST_PRESENT | ((unsigned)b->mc.want & OR_MCAST_WANT) |
+	       (b->mc.joined ? OR_MCAST_JOINED : 0);
+}
+
+int or_bounded_mcast_describe(const struct or_bounded *b, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", b->mc.why[0] ? b->mc.why : "not decided");
+	return b->mc.on;
+}
+

@@ -10,12 +10,11 @@
 
 #include "bounded_int.h"
 
+/* What the features kept for op (its op_end hooks) went with its retirement (end_op). */
 static void free_op(struct or_bounded_op *op)
 {
 	if (!op)
 		return;
-	or_bd_repair_free_op(op);
-	or_bd_consist_free_op(op);
 	or_bd_free_phases(op);
 	free(op);
 }
@@ -93,11 +92,11 @@ static void finish_stats(struct or_bounded *b, struct or_coll *c)
 	st->packets_sent = c->bop->packets_sent;
 	st->packets_received = c->bop->packets_received;
 	st->packets_duplicate = c->bop->packets_duplicate;
-	st->packets_invalid = b->stats.packets_invalid;
-	st->packets_stale = b->stats.packets_stale;
-	st->packets_parked = b->stats.packets_parked;
-	st->packets_recv_failed = b->stats.packets_recv_failed;
-	st->packets_stranger = b->stats.packets_stranger;
+	st->packets_invalid = b->ch.stats.packets_invalid;
+	st->packets_stale = b->ch.stats.packets_stale;
+	st->packets_parked = b->ch.stats.packets_parked;
+	st->packets_recv_failed = b->ch.stats.packets_recv_failed;
+	st->packets_stranger = b->ch.stats.packets_stranger;
 	st->bcast_multicast = c->bop->bcast_multicast;
 	st->bcast_unicast = c->bop->bcast_unicast;
 	pthread_mutex_lock(&b->ofi_lock);
@@ -110,10 +109,10 @@ static void finish_stats(struct or_bounded *b, struct or_coll *c)
 		exp += c->bop->ph[p].bytes_expected;
 		got += c->bop->ph[p].bytes_received;
 	}
-	or_bd_repair_status(b, c->bop);
+	OR_BD_HOOK(b, op_status, c->bop);
 	/* The network's loss, for pacing: what repair brought back was lost all the same. */
-	got -= or_bd_repair_recovered_bytes(c->bop);
-	b->own_loss = exp ? 1.0 - (double)got / (double)exp : 0;
+	got -= c->bop->recovered_bytes;
+	b->ch.own_loss = exp ? 1.0 - (double)got / (double)exp : 0;
 }
 
 /* Retires the operation: its packets are stale from now on. */
@@ -130,12 +129,12 @@ static void end_op(struct or_bounded *b, struct or_coll *c)
 		b->nops--;
 	}
 	b->scratch_busy &= ~(1ull << op->scratch_set);
-	or_bd_peers_op_end(b, op);
+	OR_BD_HOOK(b, op_end, op);
 	b->in_op = b->nops > 0;
 	pthread_cond_broadcast(&b->op_done);
 	update_window(b);
 	/* What arrives from now on (parked, stale, invalid) is reported by the next operation. */
-	memset(&b->stats, 0, sizeof(b->stats));
+	memset(&b->ch.stats, 0, sizeof(b->ch.stats));
 	free_op(op);
 }
 
@@ -186,7 +185,7 @@ static void controller_sample(const struct or_bounded_op *op, struct op_sample *
 		double from = or_bd_phase_anchor_us(ph), d = ph->end_us - from;
 		/* A phase that asked for repair is judged by its first pass: see
 		 * docs/design.md, "Repair inside the deadline". */
-		double first_pass = or_bd_repair_first_pass_us(op, p);
+		double first_pass = ph->first_pass_us;
 		int only_absent;
 		if (!ph->begun || !ph->closed)
 			continue;
@@ -229,14 +228,14 @@ static void teach_controller(struct or_bounded *b, const struct or_bounded_op *o
 	/* The controller's loss signal (incast, backoff) is loss above the usual level, for
 	 * the same reason as pacing's (pacing.h): a lossy link's random loss is not
 	 * congestion. */
-	double excess = b->own_loss - b->pace.loss_avg;
+	double excess = b->ch.own_loss - b->pace.loss_avg;
 	const struct or_tmo_decision *d;
 
 	if (!op->nphases || !op->ph[0].begun || s->skip)
 		return;
 	/* Until pacing has learnt the usual level, a lossy link's loss reads as excess.
 	 * And in a small operation one packet is a percent: noise, not congestion. */
-	if (b->pace.loss_ops < OR_PACE_WARMUP || encoded_bytes < OR_LOSS_MIN_PKTS * b->payload)
+	if (b->pace.loss_ops < OR_PACE_WARMUP || encoded_bytes < OR_LOSS_MIN_PKTS * b->ch.payload)
 		excess = 0;
 	if (or_tmo_complete(&b->tmo, bytes, (uint64_t)s->longest_us, s->hit,
 	                    excess > 0 ? excess : 0) != OR_TMO_CALIBRATED) {
@@ -257,7 +256,7 @@ static enum or_pace_decision update_pacing(struct or_bounded *b, const struct or
                                            const struct op_sample *s)
 {
 	struct or_pace_sample ps = {
-	    .loss = op->peer_loss > b->own_loss ? op->peer_loss : b->own_loss,
+	    .loss = op->peer_loss > b->ch.own_loss ? op->peer_loss : b->ch.own_loss,
 	    .took_mbps = or_bd_op_took_mbps(op),
 	    .link_bound = or_bd_op_link_bound(op),
 	    .hit = s->hit,
@@ -292,15 +291,14 @@ void or_bounded_op_finish(struct or_bounded *b, struct or_coll *c, const struct 
 	struct or_bounded_op *op = c->bop;
 	enum or_pace_decision pace;
 	struct op_sample s;
-	int mcast_try;
 
 	finish_stats(b, c);
-	mcast_try = or_bd_mcast_op_end(b, op);
+	OR_BD_HOOK(b, op_finish, op);
 	log_timeline(b, op, t);
 	b->lock_waits = 0;
 	b->lock_wait_us = 0;
 	controller_sample(op, &s);
-	s.skip |= mcast_try;
+	s.skip |= op->controllers_skip;
 	teach_controller(b, op, &s);
 	pace = update_pacing(b, op, &s);
 	or_log(OR_LOG_DEBUG,
@@ -308,7 +306,7 @@ void or_bounded_op_finish(struct or_bounded *b, struct or_coll *c, const struct 
 	       "incast %u, refused %llu, not sent %llu, repair asked %llu recovered %llu",
 	       (unsigned long long)c->seq, or_bd_phase_end_name(c->status->phase_end[0]),
 	       or_bd_phase_end_name(c->status->phase_end[1]),
-	       (unsigned long long)c->status->deadline_us[0], b->own_loss, b->pace.rate_mbps,
+	       (unsigned long long)c->status->deadline_us[0], b->ch.own_loss, b->pace.rate_mbps,
 	       pace == OR_PACE_DECISION_COUNT ? "fixed" : or_pace_decision_name(pace), c->incast,
 	       (unsigned long long)op->blocked, (unsigned long long)c->status->packets_send_failed,
 	       (unsigned long long)c->status->repair_requested,
@@ -319,7 +317,7 @@ void or_bounded_op_finish(struct or_bounded *b, struct or_coll *c, const struct 
 	 * slow rank would make every sender back off after each of its operations.
 	 */
 	if (s.hit || s.skip)
-		b->own_loss = b->pace.loss_avg;
+		b->ch.own_loss = b->pace.loss_avg;
 	end_op(b, c);
 }
 

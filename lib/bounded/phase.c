@@ -10,60 +10,9 @@
 
 #include "bounded_int.h"
 
-/* The inbound slot of sender in ph, or NULL if the phase expects nothing from it. */
-struct or_inbound *or_bd_inbound_of(struct or_phase *ph, uint32_t size, uint32_t sender)
-{
-	if (!ph->in)
-		return NULL;
-	if (ph->cap >= size)
-		return sender < size ? &ph->in[sender] : NULL;
-	for (uint32_t i = 0; i < ph->nin; i++)
-		if (ph->in[i].peer == sender)
-			return &ph->in[i];
-	return NULL;
-}
-
-/* The outbound slot to peer in ph, or NULL if the phase declared none. */
-struct or_outbound *or_bd_outbound_of(struct or_phase *ph, uint32_t size, uint32_t peer)
-{
-	if (ph->cap >= size)
-		return peer < size ? &ph->out[peer] : NULL;
-	for (uint32_t i = 0; i < ph->nout; i++)
-		if (ph->out[i].peer == peer)
-			return &ph->out[i];
-	return NULL;
-}
-
-/* Inbound slots of ph in use: every rank's (by rank) or the nin declared, in order. */
-uint32_t or_bd_inbound_slots(const struct or_phase *ph, uint32_t size)
-{
-	return !ph->in ? 0 : ph->cap >= size ? ph->cap : ph->nin;
-}
-
 static size_t npkts_of(const struct or_bounded *b, size_t bytes)
 {
-	return (bytes + b->payload - 1) / b->payload;
-}
-
-/* A stride coprime with n that jumps about a Hadamard block between consecutive packets. */
-size_t or_bd_stripe_stride(size_t n, size_t pkts_per_block)
-{
-	size_t s = pkts_per_block ? pkts_per_block : 1;
-	if (n <= 1)
-		return 1;
-	s %= n;
-	if (s == 0)
-		s = 1;
-	for (;; s++) {
-		size_t a = n, c = s;
-		while (c) {
-			size_t t = a % c;
-			a = c;
-			c = t;
-		}
-		if (a == 1)
-			return s;
-	}
+	return (bytes + b->ch.payload - 1) / b->ch.payload;
 }
 
 void or_bd_free_phases(struct or_bounded_op *op)
@@ -180,8 +129,10 @@ int or_bop_send_region(struct or_coll *c, unsigned phase, uint32_t peer, const v
 /* Called by the algorithm once its regions are declared: parked packets now have a home. */
 void or_bop_regions_ready(struct or_coll *c)
 {
-	or_bd_peers_op_start(c->comm->bounded, c->bop);
-	or_bd_replay_parked(c->comm->bounded, c->bop);
+	struct or_bounded *b = c->comm->bounded;
+
+	OR_BD_HOOK(b, op_start, c->bop);
+	or_bd_replay_parked(b, c->bop);
 }
 
 /*
@@ -252,8 +203,7 @@ int or_bop_phase_begin(struct or_coll *c, unsigned phase)
 	if (or_bd_param_i(b, OR_P_TIMEOUT_US) > 0)
 		deadline = (uint64_t)or_bd_param_i(b, OR_P_TIMEOUT_US);
 	ph->deadline_us = phase_deadline(c, phase, deadline);
-	if (phase == 0)
-		or_bd_catchup_begin(b, ph, c->size);
+	OR_BD_HOOK(b, phase_begin, c->bop, phase);
 	if (deadline > c->status->deadline_us[slot])
 		c->status->deadline_us[slot] = deadline;
 	send_order(c, ph);
@@ -279,10 +229,10 @@ static void zero_unseen(const struct or_bounded *b, struct or_inbound *in)
 	if (!in->region || in->got_pkts == in->npkts)
 		return;
 	for (size_t p = 0; p < in->npkts; p++) {
-		size_t off = p * b->payload;
+		size_t off = p * b->ch.payload;
 		if (!in->seen[p])
 			memset(in->region + off, 0,
-			       in->bytes - off < b->payload ? in->bytes - off : b->payload);
+			       in->bytes - off < b->ch.payload ? in->bytes - off : b->ch.payload);
 	}
 }
 
@@ -300,9 +250,7 @@ static void close_phase(struct or_bounded_op *op, unsigned phase, enum optireduc
 	for (uint32_t i = 0, n = or_bd_inbound_slots(ph, op->c->size); i < n; i++)
 		zero_unseen(op->c->comm->bounded, &ph->in[i]);
 	ph->closed = 1;
-	or_bd_repair_phase_closed(op->c->comm->bounded, op, phase);
-	if (phase == 0)
-		or_bd_catchup_closed(op->c->comm->bounded, ph, op->c->size);
+	OR_BD_HOOK(op->c->comm->bounded, phase_closed, op, phase);
 	ph->end = why;
 	ph->end_us = or_now_us();
 	or_log(OR_LOG_TRACE,
@@ -395,6 +343,15 @@ static void anchor_deadline(struct or_coll *c, struct or_phase *ph)
 	ph->deadline_us = base + (uint64_t)ph->skew_us;
 }
 
+/* Whether a feature holds the phase open against early timeout (repair's round trips). */
+static int held(struct or_bounded *b, struct or_bounded_op *op, unsigned phase)
+{
+	for (const struct or_bd_feature *const *f = b->features; *f; f++)
+		if ((*f)->phase_hold && (*f)->phase_hold(&b->ch, op, phase))
+			return 1;
+	return 0;
+}
+
 /* Whether an open, begun phase closes now, and why. */
 static enum or_tmo_reason phase_verdict(struct or_coll *c, unsigned phase)
 {
@@ -410,7 +367,7 @@ static enum or_tmo_reason phase_verdict(struct or_coll *c, unsigned phase)
 	why = or_tmo_phase_check(&b->tmo, c->count * c->esize, &tp,
 	                         (uint64_t)(or_now_us() - ph->start_us) + 1);
 	/* Missing packets asked for, or to be asked for, while a round trip fits. */
-	if (why == OR_TMO_EARLY_TIMEOUT && or_bd_repair_hold(b, c->bop, phase))
+	if (why == OR_TMO_EARLY_TIMEOUT && held(b, c->bop, phase))
 		why = OR_TMO_NOT_YET;
 	/* Every byte is in: that is all the data, whether or not a LAST flag made it. */
 	if (ph->bytes_expected && ph->bytes_received >= ph->bytes_expected)
@@ -455,15 +412,3 @@ int or_bop_phase_try_close(struct or_coll *c, unsigned phase)
 	}
 }
 
-/* The first phase of op still sending, or NULL. */
-struct or_phase *or_bd_sending_phase(struct or_bounded_op *op, unsigned *step)
-{
-	for (unsigned p = 0; op && p < op->nphases; p++) {
-		struct or_phase *ph = &op->ph[p];
-		if (ph->begun && !ph->closed && ph->group < ph->norder) {
-			*step = p;
-			return ph;
-		}
-	}
-	return NULL;
-}

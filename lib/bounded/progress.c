@@ -183,7 +183,7 @@ static void *progress_thread(void *arg)
  */
 static int start_thread(struct or_bounded *b)
 {
-	int pu = b->comm->place.progress.pu, ret = -1;
+	int pu = b->ch.comm->place.progress.pu, ret = -1;
 	pthread_attr_t attr;
 	cpu_set_t one;
 
@@ -242,4 +242,21 @@ void or_bd_progress_stop(struct or_bounded *b)
 			close(b->wake[i]);
 		b->wake[i] = -1;
 	}
+}
+
+void or_bounded_lock(struct or_bounded *b)
+{
+	double t0;
+
+	if (pthread_mutex_trylock(&b->lock) == 0)
+		return;
+	t0 = or_now_us();
+	pthread_mutex_lock(&b->lock);
+	b->lock_waits++;
+	b->lock_wait_us += or_now_us() - t0;
+}
+
+void or_bounded_unlock(struct or_bounded *b)
+{
+	pthread_mutex_unlock(&b->lock);
 }

@@ -44,36 +44,12 @@ int or_bd_rx_post_all(struct or_bounded *b)
 	return ret;
 }
 
-/* Reaps completions into the ready queue and the free send list; returns how many. */
-int or_bd_reap(struct or_bounded *b)
-{
-	int n;
-
-	pthread_mutex_lock(&b->ofi_lock);
-	n = or_dg_poll(b->ep, 256);
-	pthread_mutex_unlock(&b->ofi_lock);
-	return n;
-}
-
-/*
- * Most steps any operation on a communicator of n ranks may declare: the ring's 2(n-1), at
- * least the default 2, at most what the 16-bit step field holds.  Packets of operations not
- * started yet are parked when their step is below it.
- */
-uint16_t or_bd_max_steps(uint32_t n)
-{
-	uint64_t m = n > 1 ? 2 * (uint64_t)(n - 1) : 0;
-	if (m < OR_DEFAULT_PHASES)
-		m = OR_DEFAULT_PHASES;
-	return m > UINT16_MAX ? UINT16_MAX : (uint16_t)m;
-}
-
 static void park(struct or_bounded *b, const uint8_t *pkt, size_t len, double now_us)
 {
 	uint8_t *copy;
 
 	if (b->nparked >= OR_PARK_MAX) {
-		b->stats.packets_invalid++; /* dropped for lack of room: counted, never kept */
+		b->ch.stats.packets_invalid++; /* dropped for lack of room: counted, never kept */
 		return;
 	}
 	copy = malloc(len);
@@ -84,7 +60,7 @@ static void park(struct or_bounded *b, const uint8_t *pkt, size_t len, double no
 	b->park[b->nparked].len = (uint16_t)len;
 	b->park[b->nparked].arrived_us = now_us;
 	b->nparked++;
-	b->stats.packets_parked++;
+	b->ch.stats.packets_parked++;
 }
 
 /*
@@ -96,8 +72,8 @@ static int fits_region(const struct or_bounded *b, const struct or_bounded_op *o
                        const struct or_inbound *in, const struct or_wire_hdr *h)
 {
 	return in && in->region && h->length > 0 && h->sender != op->c->rank &&
-	       (size_t)h->offset + h->length <= in->bytes && h->offset % b->payload == 0 &&
-	       (h->length == b->payload || (size_t)h->offset + h->length == in->bytes);
+	       (size_t)h->offset + h->length <= in->bytes && h->offset % b->ch.payload == 0 &&
+	       (h->length == b->ch.payload || (size_t)h->offset + h->length == in->bytes);
 }
 
 /*
@@ -132,7 +108,7 @@ static void place(struct or_bounded *b, struct or_bounded_op *op, struct or_phas
 
 	memcpy(in->region + h->offset, payload, h->length);
 	ph->bytes_received += h->length;
-	ph->last_arrival_us = b->rx_clock_us;
+	ph->last_arrival_us = b->ch.rx_clock_us;
 	if ((double)h->loss / 65535.0 > op->peer_loss)
 		op->peer_loss = (double)h->loss / 65535.0;
 	if (h->timeout_est_us)
@@ -149,18 +125,18 @@ static void deliver(struct or_bounded *b, struct or_bounded_op *op, const struct
 	size_t idx;
 
 	if (h->step >= op->nphases || !op->ph) {
-		b->stats.packets_invalid++;
+		b->ch.stats.packets_invalid++;
 		return;
 	}
 	ph = &op->ph[h->step];
 	in = or_bd_inbound_of(ph, op->c->size, h->sender);
 	/* Validity first, so that a malformed packet is counted invalid even if late. */
 	if (!fits_region(b, op, in, h)) {
-		b->stats.packets_invalid++;
+		b->ch.stats.packets_invalid++;
 		return;
 	}
 	mark_earlier_phases_sent(op, h);
-	/* The sender had begun this phase by then (repair.c, repair_end_us). */
+	/* The sender had begun this phase by then (features/repair.c, repair_end_us). */
 	if (!in->first_us || arrived_us < in->first_us)
 		in->first_us = arrived_us;
 	/* When it began, as it says: the earliest reading, the one least delayed in queues. */
@@ -170,16 +146,16 @@ static void deliver(struct or_bounded *b, struct or_bounded_op *op, const struct
 			in->began_us = began;
 	}
 	if (ph->closed) {
-		b->stats.packets_stale++;
+		b->ch.stats.packets_stale++;
 		return;
 	}
 	/* LAST before the duplicate check: the flagged copy may come after a plain one. */
 	if ((h->flags & OR_WIRE_FLAG_LAST) && !in->last_seen) {
 		in->last_seen = 1;
 		ph->senders_last++;
-		ph->last_flag_us = b->rx_clock_us;
+		ph->last_flag_us = b->ch.rx_clock_us;
 	}
-	idx = h->offset / b->payload;
+	idx = h->offset / b->ch.payload;
 	if (in->seen[idx]) {
 		op->packets_duplicate++;
 		return;
@@ -187,53 +163,26 @@ static void deliver(struct or_bounded *b, struct or_bounded_op *op, const struct
 	in->seen[idx] = 1;
 	in->got_pkts++;
 	place(b, op, ph, in, h, payload);
-	or_bd_repair_arrived(b, op, h, in);
-}
-
-struct or_bounded_op *or_bd_running_op(const struct or_bounded *b, uint64_t seq)
-{
-	for (unsigned i = 0; i < b->nops; i++)
-		if (b->ops[i]->c->seq == seq)
-			return b->ops[i];
-	return NULL;
+	OR_BD_HOOK(b, arrived, op, h, in);
 }
 
 /* Operations start in order on every rank: one started here and no longer running is over. */
 static int finished(const struct or_bounded *b, uint64_t seq)
 {
-	return seq < b->seq_lo || (seq < b->seq_next && !or_bd_running_op(b, seq));
+	return seq < b->seq_lo || (seq < b->seq_next && !or_chan_find_op(&b->ch, seq));
 }
 
 /*
  * A datagram that decoded whole and names a member of this communicator, other than this
  * rank, as its sender, from that member's address when the endpoint says where datagrams
- * come from: its sender lives (peerfail.c), whatever else is wrong with it.
+ * come from: its sender lives (features/peerfail.c), whatever else is wrong with it.
  */
 static int from_member(const struct or_bounded *b, const struct or_wire_hdr *h, uint32_t src,
                        int check_source)
 {
-	return h->comm_id == b->comm->id && h->sender < b->comm->size &&
-	       h->sender != b->comm->rank &&
-	       (!check_source || src >= b->comm->size || src == h->sender);
-}
-
-/* A FAILED notice (wire.h): from a member, the communicator fails here too. */
-static void failed_notice(struct or_bounded *b, const struct or_wire_hdr *h,
-                          const struct or_wire_expect *e, uint32_t src, int check_source)
-{
-	int ret = or_wire_validate_failed(h, e);
-
-	if (ret == OR_WIRE_ECOMM) {
-		b->stats.packets_stranger++;
-		return;
-	}
-	if (ret || !from_member(b, h, src, check_source)) {
-		b->stats.packets_invalid++;
-		or_log(OR_LOG_PACKET, "dropped FAILED notice: %s",
-		       ret ? or_wire_reject_name(ret) : "not from its sender");
-		return;
-	}
-	or_bd_peers_failed_rx(b, h);
+	return h->comm_id == b->ch.comm->id && h->sender < b->ch.comm->size &&
+	       h->sender != b->ch.comm->rank &&
+	       (!check_source || src >= b->ch.comm->size || src == h->sender);
 }
 
 /*
@@ -245,86 +194,75 @@ static void handle_packet(struct or_bounded *b, const uint8_t *pkt, size_t len, 
 	struct or_wire_hdr h;
 	/* Each sender's region is checked on delivery: validation has no step_bytes. */
 	struct or_wire_expect e = {
-	    .comm_id = b->comm->id,
-	    .nranks = b->comm->size,
+	    .comm_id = b->ch.comm->id,
+	    .nranks = b->ch.comm->size,
 	    .seq_lo = b->seq_lo,
 	    .seq_hi = b->seq_hi,
-	    .nsteps = or_bd_max_steps(b->comm->size),
-	    .max_contrib = (uint16_t)(b->comm->size > 65535 ? 65535 : b->comm->size),
+	    .nsteps = or_bd_max_steps(b->ch.comm->size),
+	    .max_contrib = (uint16_t)(b->ch.comm->size > 65535 ? 65535 : b->ch.comm->size),
 	};
 	int check_source = or_bd_param_i(b, OR_P_CHECK_SOURCE) != 0, ret;
+	const struct or_bd_kind *kind;
 	struct or_bounded_op *op;
 
 	/* From outside the communicator: whatever its header says, never ours. */
 	if (src == OR_SRC_STRANGER && check_source) {
-		b->stats.packets_stranger++;
+		b->ch.stats.packets_stranger++;
 		or_log(OR_LOG_PACKET, "dropped packet from an address outside the communicator");
 		return;
 	}
 	ret = or_wire_decode(pkt, len, &h);
 	if (!ret && from_member(b, &h, src, check_source))
-		or_bd_peers_heard(b, h.sender);
-	/* Multicast probes, and our own datagrams looped back by the group (mcast.c). */
-	if (!ret && or_bd_mcast_rx(b, &h, src, check_source))
+		OR_BD_HOOK(b, heard, h.sender);
+	/* Our own datagram, looped back where IP_MULTICAST_LOOP could not be cleared. */
+	if (!ret && b->mc.joined && h.sender == b->ch.comm->rank && src == b->ch.comm->rank)
 		return;
-	if (!ret && (h.flags & OR_WIRE_FLAG_FAILED)) {
-		failed_notice(b, &h, &e, src, check_source);
+	/* Each kind but an operation's data goes to its feature (kinds.c), which validates
+	 * it itself; a handler may leave it to be judged as data. */
+	kind = ret ? NULL : &b->kinds[or_wire_kind(h.flags)];
+	if (kind && kind->rx &&
+	    kind->rx(&b->ch, &h, pkt + OR_WIRE_HDR_SIZE, src, check_source) == 0)
 		return;
-	}
-	/* Bitmaps of parameter consistent go to consistent.c, which validates them itself. */
-	if (!ret && (h.flags & OR_WIRE_FLAG_CONSIST)) {
-		if (check_source && src < b->comm->size && src != h.sender)
-			b->stats.packets_invalid++;
-		else
-			or_bd_consist_rx(b, &h, pkt + OR_WIRE_HDR_SIZE);
-		return;
-	}
-	/* Repair requests and refusals go to repair.c, which validates them itself; a member
-	 * must not ask in another one's name. */
-	if (!ret && (h.flags & (OR_WIRE_FLAG_REQUEST | OR_WIRE_FLAG_CONTROL)) &&
-	    (!check_source || src >= b->comm->size || src == h.sender) &&
-	    or_bd_repair_rx(b, &h, pkt + OR_WIRE_HDR_SIZE) == 0)
-		return;
-	op = ret ? NULL : or_bd_running_op(b, h.seq);
+	op = ret ? NULL : or_chan_find_op(&b->ch, h.seq);
 	/* A running operation accepts only the steps its algorithm declared. */
 	if (op && op->ph)
 		e.nsteps = (uint16_t)op->nphases;
 	if (!ret)
 		ret = or_wire_validate(&h, &e);
 	/* A member must not speak for another one. */
-	if (!ret && check_source && src < b->comm->size && src != h.sender)
+	if (!ret && check_source && src < b->ch.comm->size && src != h.sender)
 		ret = OR_WIRE_ERANK;
 	/* For another communicator (one destroyed, whose port this endpoint now has). */
 	if (ret == OR_WIRE_ECOMM) {
-		b->stats.packets_stranger++;
+		b->ch.stats.packets_stranger++;
 		or_log(OR_LOG_PACKET, "dropped packet of communicator %08x", h.comm_id);
 		return;
 	}
 	/* Older than the window, or finished here while an older one still runs. */
 	if (ret == OR_WIRE_EWINDOW_OLD || (!ret && !op && finished(b, h.seq))) {
-		b->stats.packets_stale++;
+		b->ch.stats.packets_stale++;
 		return;
 	}
 	if (ret) {
-		b->stats.packets_invalid++;
+		b->ch.stats.packets_invalid++;
 		or_log(OR_LOG_PACKET, "dropped packet: %s", or_wire_reject_name(ret));
 		return;
 	}
 	/* Kept until the operation's algorithm has declared its phases and regions. */
 	if (!op || !op->ph) {
-		park(b, pkt, len, b->rx_clock_us);
+		park(b, pkt, len, b->ch.rx_clock_us);
 		return;
 	}
-	deliver(b, op, &h, pkt + OR_WIRE_HDR_SIZE, b->rx_clock_us);
+	deliver(b, op, &h, pkt + OR_WIRE_HDR_SIZE, b->ch.rx_clock_us);
 }
 
 /* A datagram larger than any of ours: a stranger's where the endpoint says so. */
 static void oversized(struct or_bounded *b, uint32_t src)
 {
 	if (src == OR_SRC_STRANGER && or_bd_param_i(b, OR_P_CHECK_SOURCE))
-		b->stats.packets_stranger++;
+		b->ch.stats.packets_stranger++;
 	else
-		b->stats.packets_invalid++;
+		b->ch.stats.packets_invalid++;
 }
 
 /* With lock held: handles the packets reaped so far and gives their buffers back. */
@@ -347,7 +285,7 @@ int or_bd_drain_ready(struct or_bounded *b)
 			return total;
 		/* One reading for the batch: it arrived before it was drained, and a clock read per
 		 * packet and use cost a tenth of the receive path. */
-		b->rx_clock_us = or_now_us();
+		b->ch.rx_clock_us = or_now_us();
 		for (size_t i = 0; i < n; i++) {
 			struct or_rxbuf *r = batch[i];
 			if (!r->x.error)
@@ -355,7 +293,7 @@ int or_bd_drain_ready(struct or_bounded *b)
 			else if (r->x.error == -OPTIREDUCE_EMSGSIZE) /* larger than any of ours */
 				oversized(b, r->x.src);
 			else if (r->x.error != -OPTIREDUCE_ECANCELED)
-				b->stats.packets_recv_failed++;
+				b->ch.stats.packets_recv_failed++;
 		}
 		pthread_mutex_lock(&b->ofi_lock);
 		for (size_t i = 0; i < n; i++)
@@ -371,7 +309,7 @@ void or_bd_replay_parked(struct or_bounded *b, struct or_bounded_op *op)
 {
 	size_t keep = 0;
 
-	b->rx_clock_us = or_now_us();
+	b->ch.rx_clock_us = or_now_us();
 	for (size_t i = 0; i < b->nparked; i++) {
 		struct or_parked p = b->park[i];
 		struct or_wire_hdr h;
@@ -379,7 +317,7 @@ void or_bd_replay_parked(struct or_bounded *b, struct or_bounded_op *op)
 			deliver(b, op, &h, p.data + OR_WIRE_HDR_SIZE, p.arrived_us);
 			free(p.data);
 		} else if (or_wire_decode(p.data, p.len, &h) == 0 && finished(b, h.seq)) {
-			b->stats.packets_stale++;
+			b->ch.stats.packets_stale++;
 			free(p.data);
 		} else {
 			b->park[keep++] = p;

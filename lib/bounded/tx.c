@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "bounded_int.h"
-#include "sendfail.h"
+#include "ctl/sendfail.h"
 #include "wire.h"
 
 static void on_tx(void *arg)
@@ -131,14 +131,14 @@ static void fill_header(const struct or_bounded *b, const struct or_bounded_op *
 	h->version = OR_WIRE_VERSION;
 	h->flags = nth + 1 == o->npkts ? OR_WIRE_FLAG_LAST : 0;
 	h->step = (uint16_t)step;
-	h->comm_id = b->comm->id;
-	h->sender = b->comm->rank;
+	h->comm_id = b->ch.comm->id;
+	h->sender = b->ch.comm->rank;
 	h->seq = c->seq;
 	h->offset = (uint32_t)off;
 	h->length = (uint16_t)len;
 	h->contrib = o->contrib;
 	h->timeout_est_us = or_tmo_local_estimate(&b->tmo, c->count * c->esize);
-	h->loss = (uint16_t)lrint(b->own_loss * 65535.0);
+	h->loss = (uint16_t)lrint(b->ch.own_loss * 65535.0);
 	h->phase_us = phase_age_us(&op->ph[step]);
 }
 
@@ -223,8 +223,8 @@ static int send_one(struct or_bounded *b, struct or_bounded_op *op, struct or_ph
 	/* One extra copy of the last packet: early timeout waits for LAST from every sender. */
 	size_t nth = o->next < o->npkts ? o->next : o->npkts - 1;
 	size_t idx = (nth * o->stride) % o->npkts;
-	size_t off = idx * b->payload;
-	size_t len = o->bytes - off < b->payload ? o->bytes - off : b->payload;
+	size_t off = idx * b->ch.payload;
+	size_t len = o->bytes - off < b->ch.payload ? o->bytes - off : b->ch.payload;
 	int ret;
 
 	if (b->tokens < (double)(len + OR_WIRE_HDR_SIZE) || or_bd_queue_held(b))
@@ -366,8 +366,8 @@ int or_bd_pump(struct or_bounded *b, struct or_bounded_op *op, unsigned step)
 }
 
 /*
- * One datagram built by the caller (repair.c: requests, resends, refusals).  A refused
- * send is a lost datagram like any other (send_failed); a peer unreachable for
+ * One datagram built by the caller (features, through chan.h: requests, resends, notices).
+ * A refused send is a lost datagram like any other (send_failed); a peer unreachable for
  * peer_timeout_ms is reported by the next send of the operation's own data.
  */
 int or_bd_send_datagram(struct or_bounded *b, struct or_bounded_op *op, uint32_t peer,

@@ -80,6 +80,33 @@
 	(OR_WIRE_FLAG_LAST | OR_WIRE_FLAG_CONTROL | OR_WIRE_FLAG_REQUEST | OR_WIRE_FLAG_RESENT |   \
 	 OR_WIRE_FLAG_FAILED | OR_WIRE_FLAG_CONSIST | OR_WIRE_FLAG_PROBE)
 
+/*
+ * What a datagram is, read once from its flags: the channel hands each kind but an
+ * operation's data to the handler of its row in the kinds table (kinds.c).  A flag that
+ * makes a new kind adds a value here and a line to or_wire_kind, before DATA.
+ */
+enum or_wire_kind {
+	OR_WIRE_KIND_DATA,    /* a packet of an operation's phase */
+	OR_WIRE_KIND_PROBE,   /* PROBE: multicast probes */
+	OR_WIRE_KIND_FAILED,  /* FAILED: "the sender's communicator failed" */
+	OR_WIRE_KIND_CONSIST, /* CONSIST: the agreement of parameter consistent */
+	OR_WIRE_KIND_REPAIR,  /* REQUEST or CONTROL: repair requests, resends' refusals */
+	OR_WIRE_KINDS
+};
+
+static inline enum or_wire_kind or_wire_kind(uint8_t flags)
+{
+	if (flags & OR_WIRE_FLAG_PROBE)
+		return OR_WIRE_KIND_PROBE;
+	if (flags & OR_WIRE_FLAG_FAILED)
+		return OR_WIRE_KIND_FAILED;
+	if (flags & OR_WIRE_FLAG_CONSIST)
+		return OR_WIRE_KIND_CONSIST;
+	if (flags & (OR_WIRE_FLAG_REQUEST | OR_WIRE_FLAG_CONTROL))
+		return OR_WIRE_KIND_REPAIR;
+	return OR_WIRE_KIND_DATA;
+}
+
 /* One range of a repair request: packets first .. first + count - 1, 6 bytes on the wire. */
 struct or_wire_range {
 	uint32_t first;

@@ -17,7 +17,7 @@
  *   byte 1: blocks of 16 floats in the operation, 1 + (byte & 15); bit 4, with transpose
  *           and the regions declared before the datagrams: parameter consistent, the
  *           final phase closed and this rank's bitmap sent before they come, so that they
- *           meet the agreement (lib/bounded/consistent.c, consistent_fetch.c), which then
+ *           meet the agreement (lib/bounded/features/consistent.c, consistent_fetch.c), which then
  *           applies the union to every region.
  * Datagrams address communicator FUZZ_COMM_ID, operation FUZZ_SEQ (test/fuzz/make_corpus.c).
  */
@@ -146,11 +146,11 @@ static void finish(struct harness *hs)
 #ifdef FUZZ_VERBOSE
 	fprintf(stderr,
 	        "op %llu: received %llu invalid %llu stale %llu duplicate %llu parked %llu\n",
-	        (unsigned long long)c->seq, (unsigned long long)hs->b->stats.packets_received,
-	        (unsigned long long)hs->b->stats.packets_invalid,
-	        (unsigned long long)hs->b->stats.packets_stale,
-	        (unsigned long long)hs->b->stats.packets_duplicate,
-	        (unsigned long long)hs->b->stats.packets_parked);
+	        (unsigned long long)c->seq, (unsigned long long)hs->b->ch.stats.packets_received,
+	        (unsigned long long)hs->b->ch.stats.packets_invalid,
+	        (unsigned long long)hs->b->ch.stats.packets_stale,
+	        (unsigned long long)hs->b->ch.stats.packets_duplicate,
+	        (unsigned long long)hs->b->ch.stats.packets_parked);
 #endif
 	fuzz_clock_advance(1e9);
 	for (unsigned p = 0; p < op->nphases; p++)
@@ -271,9 +271,9 @@ static void harness_init(struct harness *hs, const struct setup *s)
 	hs->comm.mode = OPTIREDUCE_MODE_BOUNDED;
 	hs->comm.params = params;
 	hs->comm.bounded = hs->b = b;
-	b->comm = &hs->comm;
+	b->ch.comm = &hs->comm;
 	b->ep = &fuzz_endpoint;
-	b->payload = s->payload;
+	b->ch.payload = s->payload;
 	b->max_msg = s->payload + OR_WIRE_HDR_SIZE;
 	b->nrx = 1;
 	b->ready_head = b->ready_count = 0;
@@ -281,10 +281,16 @@ static void harness_init(struct harness *hs, const struct setup *s)
 	b->nops = 0;
 	b->seq_lo = FUZZ_SEQ;
 	b->seq_hi = FUZZ_SEQ + OR_SEQ_WINDOW;
-	b->own_loss = 0;
+	b->ch.own_loss = 0;
 	b->scratch_busy = 0;
-	or_bd_repair_free(b); /* what the last input left; NULL after */
-	or_bd_consist_free(b);
+	b->ch.mc = &b->mc;
+	b->kinds = or_bd_kinds;
+	b->features = or_bd_features;
+	/* What the last input left (a FAILED notice failed the channel, repair kept phases):
+	 * closed, and every feature opened again for this one. */
+	for (const struct or_bd_feature *const *f = b->features; *f; f++)
+		if ((*f)->close)
+			(*f)->close(&b->ch);
 	if (s->consistent &&
 	    or_params_set(&hs->comm.params, "consistent", "1", OPTIREDUCE_PARAM_API, NULL))
 		abort();
@@ -295,14 +301,10 @@ static void harness_init(struct harness *hs, const struct setup *s)
 	b->inject_state = 0;
 	b->in_op = 0;
 	b->wait_fd = -1;
-	/* A FAILED notice of the last input failed the channel: not this one. */
-	b->failed = b->notified = 0;
-	b->dead_rank = -1;
-	b->live_next_us = 0;
-	or_liveness_fini(&b->live);
-	if (or_liveness_init(&b->live, s->size))
-		abort();
-	memset(&b->stats, 0, sizeof(b->stats));
+	for (const struct or_bd_feature *const *f = b->features; *f; f++)
+		if ((*f)->open && (*f)->open(&b->ch))
+			abort();
+	memset(&b->ch.stats, 0, sizeof(b->ch.stats));
 	or_pacer_init(&b->pace, OR_INITIAL_RATE_MBPS);
 	or_tmo_config_default(&cfg);
 	cfg.nranks = s->size;

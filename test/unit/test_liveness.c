@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * lib/bounded/liveness.c on synthetic timelines: a peer silent inside operations that
+ * lib/bounded/ctl/liveness.c on synthetic timelines: a peer silent inside operations that
  * expect it is judged dead only past the timeout; time between operations and operations
  * that do not expect it never count; one datagram resets its silence; operations in flight
  * at once count a peer once; and a straggler that comes late, but within the timeout, is
@@ -10,7 +10,7 @@
 
 #include "check.h"
 #include "optireduce.h"
-#include "bounded/liveness.h"
+#include "bounded/ctl/liveness.h"
 
 #define TIMEOUT_US 10000.0
 

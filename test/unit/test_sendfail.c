@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * lib/bounded/sendfail.c on synthetic sends: which errors are losses, that each loss is counted and
+ * lib/bounded/ctl/sendfail.c on synthetic sends: which errors are losses, that each loss is counted and
  * the operation goes on, that a peer is reported (-OPTIREDUCE_EPEER) only after every send to
  * it failed for longer than the timeout, that one send that goes resets that, that peers are
  * judged apart, and that 1 % of sends refused at random never reports a peer.
@@ -10,7 +10,7 @@
 
 #include "check.h"
 #include "optireduce.h"
-#include "bounded/sendfail.h"
+#include "bounded/ctl/sendfail.h"
 
 #define TIMEOUT_US 10000.0
 

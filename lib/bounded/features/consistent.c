@@ -15,20 +15,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bounded_int.h"
+#include "../chan.h"
+#include "../feature.h"
 #include "consistent.h"
 #include "reduce.h"
-#include "repair.h"
-#include "wire.h"
+#include "../wire.h"
 
-int or_bd_consist_on(const struct or_bounded *b)
+static int consist_on(const struct or_chan *ch)
 {
-	return b->comm->size > 1 && or_bd_param_i(b, OR_P_CONSISTENT) != 0;
+	return ch->comm->size > 1 && or_chan_param_i(ch, OR_P_CONSISTENT) != 0;
 }
 
 int or_bop_consistent(const struct or_coll *c)
 {
-	return c->bounded && c->comm->bounded && or_bd_consist_on(c->comm->bounded);
+	return c->bounded && c->comm->bounded && consist_on(or_chan_of(c->comm->bounded));
 }
 
 size_t or_cons_owner_pkts(struct or_bounded_op *op, unsigned phase, uint32_t r)
@@ -48,7 +48,23 @@ size_t or_cons_owner_pkts(struct or_bounded_op *op, unsigned phase, uint32_t r)
 	return 0;
 }
 
-struct or_cons *or_cons_of(struct or_bounded *b, struct or_bounded_op *op)
+static void op_end(struct or_chan *ch, struct or_bounded_op *op)
+{
+	(void)ch;
+	struct or_cons *s = op->cons;
+
+	if (!s)
+		return;
+	free(s->first);
+	free(s->uni);
+	free(s->frag);
+	free(s->got);
+	free(s->need);
+	free(s);
+	op->cons = NULL;
+}
+
+struct or_cons *or_cons_of(struct or_chan *ch, struct or_bounded_op *op)
 {
 	uint32_t n = op->c->size;
 	struct or_cons *s;
@@ -66,71 +82,57 @@ struct or_cons *or_cons_of(struct or_bounded *b, struct or_bounded_op *op)
 			s->first[r + 1] = s->first[r] + or_cons_owner_pkts(op, s->phase, r);
 	s->nbits = s->first ? s->first[n] : 0;
 	s->nbytes = (s->nbits + 7) / 8;
-	s->nfrag = (s->nbytes + b->payload - 1) / b->payload;
+	s->nfrag = (s->nbytes + ch->payload - 1) / ch->payload;
 	s->uni = calloc(s->nbytes + 1, 1);
 	s->frag = calloc((size_t)n * s->nfrag + 1, 1);
 	if (!s->first || !s->got || !s->uni || !s->frag) {
 		op->cons = s;
-		or_bd_consist_free_op(op);
+		op_end(ch, op);
 		return NULL;
 	}
 	op->cons = s;
 	return s;
 }
 
-void or_bd_consist_free_op(struct or_bounded_op *op)
-{
-	struct or_cons *s = op->cons;
 
-	if (!s)
-		return;
-	free(s->first);
-	free(s->uni);
-	free(s->frag);
-	free(s->got);
-	free(s->need);
-	free(s);
-	op->cons = NULL;
-}
-
-void or_bd_consist_free(struct or_bounded *b)
+static void close_chan(struct or_chan *ch)
 {
-	if (!b->consist)
+	if (!ch->consist)
 		return;
 	for (unsigned k = 0; k < OR_CONS_KEPT; k++) {
-		free(b->consist->kept[k].bits);
-		or_cons_fkept_free(&b->consist->fk[k]);
+		free(ch->consist->kept[k].bits);
+		or_cons_fkept_free(&ch->consist->fk[k]);
 	}
-	free(b->consist);
-	b->consist = NULL;
+	free(ch->consist);
+	ch->consist = NULL;
 }
 
 /* Sends bitmap bits (nbytes) of seq to peer, every fragment; returns bytes sent. */
-static uint64_t send_bitmap(struct or_bounded *b, struct or_bounded_op *op, uint32_t peer,
+static uint64_t send_bitmap(struct or_chan *ch, struct or_bounded_op *op, uint32_t peer,
                             uint64_t seq, const uint8_t *bits, size_t nbytes)
 {
 	uint64_t sent = 0;
 
-	for (size_t off = 0; off < nbytes; off += b->payload) {
+	for (size_t off = 0; off < nbytes; off += ch->payload) {
 		struct or_wire_hdr h;
-		or_rep_header(b, seq, 0, &h);
+		or_chan_header(ch, seq, 0, &h);
 		h.flags = OR_WIRE_FLAG_CONSIST;
 		h.offset = (uint32_t)off;
-		h.length = (uint16_t)(nbytes - off < b->payload ? nbytes - off : b->payload);
-		if (or_rep_send(b, op, peer, &h, bits + off))
+		h.length = (uint16_t)(nbytes - off < ch->payload ? nbytes - off : ch->payload);
+		if (or_chan_send_lossy(ch, op, peer, &h, bits + off))
 			sent += OR_WIRE_HDR_SIZE + h.length;
 	}
 	return sent;
 }
 
 /* Keeps own bitmap of seq to answer requests after the operation is gone here. */
-static void keep(struct or_bounded *b, uint64_t seq, const uint8_t *bits, size_t nbytes)
+static void keep(struct or_chan *ch, uint64_t seq, const uint8_t *bits, size_t nbytes)
 {
 	struct or_cons_kept *k;
 
-	if (!b->consist && !(b->consist = calloc(1, sizeof(*b->consist))))
+	if (!ch->consist && !(ch->consist = calloc(1, sizeof(*ch->consist))))
 		return;
-	k = &b->consist->kept[seq % OR_CONS_KEPT];
+	k = &ch->consist->kept[seq % OR_CONS_KEPT];
 	if (k->nbytes < nbytes || !k->bits) {
 		uint8_t *m = realloc(k->bits, nbytes + 1);
 		if (!m) {
@@ -147,9 +149,9 @@ static void keep(struct or_bounded *b, uint64_t seq, const uint8_t *bits, size_t
 
 int or_bop_consist_close(struct or_coll *c, unsigned phase)
 {
-	struct or_bounded *b = c->comm->bounded;
+	struct or_chan *ch = or_chan_of(c->comm->bounded);
 	struct or_bounded_op *op = c->bop;
-	struct or_cons *s = or_cons_of(b, op);
+	struct or_cons *s = or_cons_of(ch, op);
 	uint8_t *own;
 
 	if (!s)
@@ -171,11 +173,11 @@ int or_bop_consist_close(struct or_coll *c, unsigned phase)
 	}
 	for (size_t i = 0; i < s->nbytes; i++)
 		s->uni[i] |= own[i];
-	keep(b, c->seq, own, s->nbytes);
+	keep(ch, c->seq, own, s->nbytes);
 	for (int copy = 0; copy < OR_CONS_COPIES && s->nbytes; copy++)
 		for (uint32_t p = 0; p < c->size; p++)
 			if (p != c->rank)
-				s->bytes += send_bitmap(b, op, p, c->seq, own, s->nbytes);
+				s->bytes += send_bitmap(ch, op, p, c->seq, own, s->nbytes);
 	free(own);
 	s->closed = 1;
 	s->close_us = s->ask_us = or_now_us();
@@ -184,15 +186,15 @@ int or_bop_consist_close(struct or_coll *c, unsigned phase)
 }
 
 /* Asks the peers whose bitmap is not complete here to send it (again). */
-static void ask(struct or_bounded *b, struct or_bounded_op *op, struct or_cons *s)
+static void ask(struct or_chan *ch, struct or_bounded_op *op, struct or_cons *s)
 {
 	for (uint32_t p = 0; p < op->c->size; p++) {
 		struct or_wire_hdr h;
 		if (p == op->c->rank || s->got[p] == s->nfrag)
 			continue;
-		or_rep_header(b, op->c->seq, 0, &h);
+		or_chan_header(ch, op->c->seq, 0, &h);
 		h.flags = OR_WIRE_FLAG_CONSIST | OR_WIRE_FLAG_CONTROL;
-		if (or_rep_send(b, op, p, &h, (const uint8_t *)""))
+		if (or_chan_send_lossy(ch, op, p, &h, (const uint8_t *)""))
 			s->bytes += OR_WIRE_HDR_SIZE;
 		s->asks++;
 	}
@@ -200,7 +202,7 @@ static void ask(struct or_bounded *b, struct or_bounded_op *op, struct or_cons *
 
 int or_bop_consist_ready(struct or_coll *c)
 {
-	struct or_bounded *b = c->comm->bounded;
+	struct or_chan *ch = or_chan_of(c->comm->bounded);
 	struct or_cons *s = c->bop->cons;
 	double now = or_now_us();
 
@@ -209,11 +211,11 @@ int or_bop_consist_ready(struct or_coll *c)
 	/* Peers that keep sending other operations' datagrams but never this bitmap (ranks
 	 * that disagree on the parameter) are not judged dead: the wait has the same bound. */
 	if (((s->nfrag && s->done < c->size - 1) || s->nneed) &&
-	    now - s->close_us > 1e3 * (double)or_bd_param_i(b, OR_P_PEER_TIMEOUT_MS))
+	    now - s->close_us > 1e3 * (double)or_chan_param_i(ch, OR_P_PEER_TIMEOUT_MS))
 		return -OPTIREDUCE_ETIMEDOUT;
 	if (s->nfrag && s->done < c->size - 1) {
 		if (now - s->ask_us >= s->ask_gap_us) {
-			ask(b, c->bop, s);
+			ask(ch, c->bop, s);
 			s->ask_us = now;
 			s->ask_gap_us *= 1.25;
 			if (s->ask_gap_us > OR_CONS_ASK_MAXUS)
@@ -222,11 +224,11 @@ int or_bop_consist_ready(struct or_coll *c)
 		return 0;
 	}
 	if (!s->planned) {
-		int ret = or_cons_fetch_plan(b, c->bop, s);
+		int ret = or_cons_fetch_plan(ch, c->bop, s);
 		if (ret < 0)
 			return ret;
 	}
-	if (!or_cons_fetch_done(b, c->bop, s))
+	if (!or_cons_fetch_done(ch, c->bop, s))
 		return 0;
 	c->status->flags |= OPTIREDUCE_STATUS_CONSISTENT;
 	c->status->consistent_packets_fetched = s->fetched;
@@ -236,39 +238,25 @@ int or_bop_consist_ready(struct or_coll *c)
 	return 1;
 }
 
-size_t or_cons_agreed_elems(const struct or_bounded *b, const struct or_cons *s, size_t first,
-                            size_t npkts, size_t lo, size_t hi, size_t es)
-{
-	size_t got = 0;
-
-	for (size_t p = lo / b->payload; p < npkts && p * b->payload < hi; p++) {
-		size_t a = p * b->payload, z = a + b->payload;
-		if (or_cons_bit(s->uni, first + p))
-			continue;
-		got += ((z < hi ? z : hi) - (a > lo ? a : lo)) / es;
-	}
-	return got;
-}
-
 int or_bop_consist_apply(struct or_coll *c, uint32_t owner, void *shard, size_t elems)
 {
-	struct or_bounded *b = c->comm->bounded;
+	struct or_chan *ch = or_chan_of(c->comm->bounded);
 	struct or_bounded_op *op = c->bop;
 	struct or_cons *s = op->cons;
 	struct or_inbound *in;
 	size_t es = c->esize, be = op->block_elems, bytes = elems * es, first, npkts, lost = 0;
-	int rescale = (int)or_bd_param_i(b, OR_P_RESCALE), zeroed = 0;
+	int rescale = (int)or_chan_param_i(ch, OR_P_RESCALE), zeroed = 0;
 	char *d = shard;
 
 	if (!s || !s->closed || owner >= c->size)
 		return -OPTIREDUCE_EINVAL;
 	first = s->first[owner];
 	npkts = s->first[owner + 1] - first;
-	if (bytes > npkts * b->payload)
+	if (bytes > npkts * ch->payload)
 		return -OPTIREDUCE_EINVAL;
 	in = owner == c->rank ? NULL : or_bd_inbound_of(&op->ph[s->phase], c->size, owner);
 	for (size_t p = 0; p < npkts; p++) {
-		size_t a = p * b->payload, z = a + b->payload < bytes ? a + b->payload : bytes;
+		size_t a = p * ch->payload, z = a + ch->payload < bytes ? a + ch->payload : bytes;
 		if (!or_cons_bit(s->uni, first + p) || a >= bytes)
 			continue;
 		memset(d + a, 0, z - a);
@@ -282,7 +270,7 @@ int or_bop_consist_apply(struct or_coll *c, uint32_t owner, void *shard, size_t 
 	c->status->flags |= OPTIREDUCE_STATUS_INCOMPLETE;
 	for (size_t lo = 0; lo < elems; lo += be) {
 		size_t n = elems - lo < be ? elems - lo : be;
-		size_t k = or_cons_agreed_elems(b, s, first, npkts, lo * es, (lo + n) * es, es);
+		size_t k = or_cons_agreed_elems(ch, s, first, npkts, lo * es, (lo + n) * es, es);
 		if (k == 0)
 			zeroed++; /* nothing every rank holds: zero, on every rank */
 		else if (k < n && rescale)
@@ -293,26 +281,23 @@ int or_bop_consist_apply(struct or_coll *c, uint32_t owner, void *shard, size_t 
 }
 
 /* A bitmap fragment from a peer, for a running operation. */
-static void fragment(struct or_bounded *b, const struct or_wire_hdr *h, const uint8_t *payload)
+static void fragment(struct or_chan *ch, const struct or_wire_hdr *h, const uint8_t *payload)
 {
-	struct or_bounded_op *op = NULL;
+	struct or_bounded_op *op = or_chan_find_op(ch, h->seq);
 	struct or_cons *s;
 	size_t f;
 
-	for (unsigned i = 0; i < b->nops && !op; i++)
-		if (b->ops[i]->c->seq == h->seq)
-			op = b->ops[i];
-	if (!op || !(s = or_cons_of(b, op))) {
-		b->stats.packets_stale++; /* over here, or not begun: asked for when needed */
+	if (!op || !(s = or_cons_of(ch, op))) {
+		ch->stats.packets_stale++; /* over here, or not begun: asked for when needed */
 		return;
 	}
-	if (h->offset % b->payload || h->offset >= s->nbytes ||
+	if (h->offset % ch->payload || h->offset >= s->nbytes ||
 	    h->length !=
-	        (s->nbytes - h->offset < b->payload ? s->nbytes - h->offset : b->payload)) {
-		b->stats.packets_invalid++;
+	        (s->nbytes - h->offset < ch->payload ? s->nbytes - h->offset : ch->payload)) {
+		ch->stats.packets_invalid++;
 		return;
 	}
-	f = (size_t)h->sender * s->nfrag + h->offset / b->payload;
+	f = (size_t)h->sender * s->nfrag + h->offset / ch->payload;
 	if (s->frag[f]) {
 		op->packets_duplicate++;
 		return;
@@ -327,32 +312,45 @@ static void fragment(struct or_bounded *b, const struct or_wire_hdr *h, const ui
 		s->done++;
 }
 
-int or_bd_consist_rx(struct or_bounded *b, const struct or_wire_hdr *h, const uint8_t *payload)
+/* A datagram of the agreement (OR_WIRE_KIND_CONSIST): always taken, counted when dropped. */
+int or_consist_rx(struct or_chan *ch, const struct or_wire_hdr *h, const uint8_t *payload,
+                  uint32_t src, int check_source)
 {
-	struct or_wire_expect e = {.comm_id = b->comm->id, .nranks = b->comm->size};
+	struct or_wire_expect e = {.comm_id = ch->comm->id, .nranks = ch->comm->size};
 	int ret = or_wire_validate_consist(h, &e);
 	struct or_cons_kept *k;
 
+	/* A member must not speak for another one. */
+	if (check_source && src < ch->comm->size && src != h->sender) {
+		ch->stats.packets_invalid++;
+		return 0;
+	}
 	if (ret == OR_WIRE_ECOMM) {
-		b->stats.packets_stranger++;
+		ch->stats.packets_stranger++;
 		return 0;
 	}
 	/* Without the parameter here, nothing of the agreement is kept or answered. */
-	if (ret || h->sender == b->comm->rank || !or_bd_consist_on(b)) {
-		b->stats.packets_invalid++;
+	if (ret || h->sender == ch->comm->rank || !consist_on(ch)) {
+		ch->stats.packets_invalid++;
 		return 0;
 	}
 	if (h->flags & (OR_WIRE_FLAG_REQUEST | OR_WIRE_FLAG_RESENT)) {
-		or_cons_fetch_rx(b, h, payload);
+		or_cons_fetch_rx(ch, h, payload);
 		return 0;
 	}
 	if (!(h->flags & OR_WIRE_FLAG_CONTROL)) {
-		fragment(b, h, payload);
+		fragment(ch, h, payload);
 		return 0;
 	}
 	/* A request: answered once this rank's final phase of seq closed, else at that close. */
-	k = b->consist ? &b->consist->kept[h->seq % OR_CONS_KEPT] : NULL;
+	k = ch->consist ? &ch->consist->kept[h->seq % OR_CONS_KEPT] : NULL;
 	if (k && k->valid && k->seq == h->seq)
-		send_bitmap(b, NULL, h->sender, h->seq, k->bits, k->nbytes);
+		send_bitmap(ch, NULL, h->sender, h->seq, k->bits, k->nbytes);
 	return 0;
 }
+
+const struct or_bd_feature or_consist_feature = {
+    .name = "consistent",
+    .close = close_chan,
+    .op_end = op_end,
+};

@@ -9,25 +9,12 @@
 
 #include "repair.h"
 
-/* x^-1 mod n for x coprime with n (the stride is). */
-size_t or_rep_inverse(size_t x, size_t n)
-{
-	int64_t t = 0, nt = 1, r = (int64_t)n, nr = (int64_t)(x % n);
-
-	while (nr) {
-		int64_t q = r / nr, tmp;
-		tmp = t - q * nt, t = nt, nt = tmp;
-		tmp = r - q * nr, r = nr, nr = tmp;
-	}
-	return (size_t)(t < 0 ? t + (int64_t)n : t);
-}
-
 /*
  * A packet of the first pass came: every packet its sender sent before it and that has not
  * come is a gap, lost on a path that keeps order.  Send positions only move forward, so
  * each is looked at once.
  */
-static void note_order(struct or_bounded *b, struct or_bounded_op *op, const struct or_inbound *in,
+static void note_order(struct or_chan *ch, struct or_bounded_op *op, const struct or_inbound *in,
                        struct or_rep_in *ri, uint32_t offset)
 {
 	size_t n = in->npkts, nth;
@@ -39,11 +26,11 @@ static void note_order(struct or_bounded *b, struct or_bounded_op *op, const str
 		ri->state = calloc(n, 1);
 		if (!ri->state)
 			return;
-		ri->stride = or_bd_stripe_stride(n, (block + b->payload - 1) / b->payload);
+		ri->stride = or_bd_stripe_stride(n, (block + ch->payload - 1) / ch->payload);
 		ri->inv = or_rep_inverse(ri->stride, n);
 	}
 	/* Below 2^32 / 64 packets per region: the product fits in 64 bits. */
-	nth = (size_t)((uint64_t)(offset / b->payload) * ri->inv % n);
+	nth = (size_t)((uint64_t)(offset / ch->payload) * ri->inv % n);
 	for (; ri->passed < nth; ri->passed++) {
 		size_t idx = (size_t)((uint64_t)ri->passed * ri->stride % n);
 		if (!in->seen[idx] && ri->state[idx] == OR_PKT_UNKNOWN) {
@@ -89,32 +76,32 @@ static void lost_again(const struct or_inbound *in, struct or_rep_in *ri, size_t
  * comes too late costs only its datagram: the phase still closes by its deadline.  A phase
  * that asks nothing leaves it as it was.
  */
-static void rtt_sample(struct or_repair_chan *ch, double us)
+static void rtt_sample(struct or_repair_chan *rc, double us)
 {
 	unsigned n;
 
-	ch->rtt_sample[ch->nsamples++ % OR_REPAIR_RTT_SAMPLES] = us;
-	n = ch->nsamples < OR_REPAIR_RTT_SAMPLES ? ch->nsamples : OR_REPAIR_RTT_SAMPLES;
-	ch->rtt_us = ch->rtt_sample[0];
+	rc->rtt_sample[rc->nsamples++ % OR_REPAIR_RTT_SAMPLES] = us;
+	n = rc->nsamples < OR_REPAIR_RTT_SAMPLES ? rc->nsamples : OR_REPAIR_RTT_SAMPLES;
+	rc->rtt_us = rc->rtt_sample[0];
 	for (unsigned i = 1; i < n; i++)
-		if (ch->rtt_sample[i] < ch->rtt_us)
-			ch->rtt_us = ch->rtt_sample[i];
+		if (rc->rtt_sample[i] < rc->rtt_us)
+			rc->rtt_us = rc->rtt_sample[i];
 }
 
-void or_bd_repair_arrived(struct or_bounded *b, struct or_bounded_op *op,
+void or_rep_arrived(struct or_chan *ch, struct or_bounded_op *op,
                           const struct or_wire_hdr *h, const struct or_inbound *in)
 {
-	struct or_repair *rep = or_bd_repair_on(b) ? or_rep_of(op) : NULL;
+	struct or_repair *rep = or_bd_repair_on(ch) ? or_rep_of(op) : NULL;
 	struct or_rep_in *ri;
 	double now;
 
 	if (!rep)
 		return;
-	now = b->rx_clock_us;
+	now = ch->rx_clock_us;
 	ri = &rep->in[h->step * rep->cap + (uint32_t)(in - op->ph[h->step].in)];
 	if (!(h->flags & OR_WIRE_FLAG_RESENT)) {
 		rep->first_pass_us[h->step] = now;
-		note_order(b, op, in, ri, h->offset);
+		note_order(ch, op, in, ri, h->offset);
 		/* Once: until the next request is answered there is nothing new to learn, and a
 		 * scan per packet would cost a 16 MiB phase npkts^2. */
 		if (ri->answered) {
@@ -125,15 +112,15 @@ void or_bd_repair_arrived(struct or_bounded *b, struct or_bounded_op *op,
 	}
 	rep->recovered++;
 	rep->recovered_bytes += h->length;
-	if (ri->state && ri->state[h->offset / b->payload] == OR_PKT_ASKED_NOW) {
+	if (ri->state && ri->state[h->offset / ch->payload] == OR_PKT_ASKED_NOW) {
 		ri->answered = 1;
-		lost_again(in, ri, h->offset / b->payload);
+		lost_again(in, ri, h->offset / ch->payload);
 	}
 	/* Only an answer to the latest request times it: a resend that an earlier one asked for
 	 * can arrive just after a new request goes, and timed it at a few microseconds. */
-	if (!ri->rtt_open || !or_rep_chan(b) ||
-	    (ri->state && ri->state[h->offset / b->payload] != OR_PKT_ASKED_NOW))
+	if (!ri->rtt_open || !or_rep_chan(ch) ||
+	    (ri->state && ri->state[h->offset / ch->payload] != OR_PKT_ASKED_NOW))
 		return;
 	ri->rtt_open = 0;
-	rtt_sample(b->repair, now - ri->req_us);
+	rtt_sample(ch->repair, now - ri->req_us);
 }

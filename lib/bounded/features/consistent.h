@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bounded_int.h"
+#include "../chan.h"
 
 /* Own bitmaps kept to answer requests: while a peer waits for this rank's bitmap of
  * operation s, this rank starts nothing past s + 2 OR_INFLIGHT_MAX - 1 (docs/design.md,
@@ -21,6 +21,8 @@
 #define OR_CONS_FETCH_US    2000  /* a fetch not answered is asked again after this, */
 #define OR_CONS_FETCH_MAXUS 20000 /* backing off up to this gap */
 #define OR_CONS_FETCH_PKTS  128   /* packets asked of one owner at a time */
+#define OR_CONS_RANGES      64    /* ranges per request, 384 bytes: as repair's */
+#define OR_CONS_SERVE_MAX   256   /* packets answered per request: the channel's send pool */
 
 struct or_cons_kept {
 	uint64_t seq;
@@ -74,17 +76,16 @@ static inline int or_cons_bit(const uint8_t *m, size_t i)
 /* Packets of owner r's region of the final phase, as every rank counts them. */
 size_t or_cons_owner_pkts(struct or_bounded_op *op, unsigned phase, uint32_t r);
 /* The operation's agreement state, made on first use once its phases are declared. */
-struct or_cons *or_cons_of(struct or_bounded *b, struct or_bounded_op *op);
-/* Elements of [lo, hi) (bytes of owner's region, packets from bit first) outside the union. */
-size_t or_cons_agreed_elems(const struct or_bounded *b, const struct or_cons *s, size_t first,
-                            size_t npkts, size_t lo, size_t hi, size_t es);
-
+struct or_cons *or_cons_of(struct or_chan *ch, struct or_bounded_op *op);
 /* consistent_fetch.c */
+/* Elements of [lo, hi) (bytes of owner's region, packets from bit first) outside the union. */
+size_t or_cons_agreed_elems(const struct or_chan *ch, const struct or_cons *s, size_t first,
+                            size_t npkts, size_t lo, size_t hi, size_t es);
 /* Once every bitmap is here: what to fetch, removed from the union, asked for. */
-int or_cons_fetch_plan(struct or_bounded *b, struct or_bounded_op *op, struct or_cons *s);
+int or_cons_fetch_plan(struct or_chan *ch, struct or_bounded_op *op, struct or_cons *s);
 /* 1 once every packet to fetch is here, else 0 (asking again when due). */
-int or_cons_fetch_done(struct or_bounded *b, struct or_bounded_op *op, struct or_cons *s);
-void or_cons_fetch_rx(struct or_bounded *b, const struct or_wire_hdr *h, const uint8_t *payload);
+int or_cons_fetch_done(struct or_chan *ch, struct or_bounded_op *op, struct or_cons *s);
+void or_cons_fetch_rx(struct or_chan *ch, const struct or_wire_hdr *h, const uint8_t *payload);
 void or_cons_fkept_free(struct or_cons_fkept *k);
 
 #endif /* OR_CONSISTENT_H */

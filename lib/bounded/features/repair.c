@@ -14,121 +14,20 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../feature.h"
 #include "repair.h"
+#include "timeout.h"
 
-int or_bd_repair_on(const struct or_bounded *b)
+static double rtt_us(const struct or_chan *ch)
 {
-	return b->comm->size > 1 && or_bd_param_i(b, OR_P_REPAIR) != 0;
-}
-
-struct or_repair_chan *or_rep_chan(struct or_bounded *b)
-{
-	if (!b->repair)
-		b->repair = calloc(1, sizeof(*b->repair));
-	return b->repair;
-}
-
-struct or_repair *or_rep_of(struct or_bounded_op *op)
-{
-	struct or_repair *r;
-	size_t n;
-
-	if (op->rep || !op->ph)
-		return op->rep;
-	r = calloc(1, sizeof(*r));
-	if (!r)
-		return NULL;
-	r->nphases = op->nphases;
-	r->cap = op->ph[0].cap;
-	n = (size_t)r->nphases * r->cap;
-	r->in = calloc(n, sizeof(*r->in));
-	r->out = calloc(n, sizeof(*r->out));
-	r->first_pass_us = calloc(r->nphases, sizeof(double));
-	r->asked = calloc(r->nphases, 1);
-	op->rep = r;
-	if (!r->in || !r->out || !r->first_pass_us || !r->asked) {
-		or_bd_repair_free_op(op);
-		return NULL;
-	}
-	return r;
-}
-
-void or_rep_free_wants(struct or_rep_out *ro, size_t n)
-{
-	for (size_t i = 0; ro && i < n; i++)
-		free(ro[i].want);
-}
-
-void or_bd_repair_free_op(struct or_bounded_op *op)
-{
-	struct or_repair *r = op->rep;
-
-	if (!r)
-		return;
-	or_rep_free_wants(r->out, (size_t)r->nphases * r->cap);
-	for (size_t i = 0; r->in && i < (size_t)r->nphases * r->cap; i++)
-		free(r->in[i].state);
-	free(r->in);
-	free(r->out);
-	free(r->first_pass_us);
-	free(r->asked);
-	free(r);
-	op->rep = NULL;
-}
-
-void or_bd_repair_free(struct or_bounded *b)
-{
-	struct or_repair_chan *ch = b->repair;
-
-	if (!ch)
-		return;
-	for (unsigned k = 0; k < OR_REPAIR_KEPT; k++) {
-		or_rep_free_wants(ch->kept[k].rout, ch->kept[k].n);
-		free(ch->kept[k].rout);
-		free(ch->kept[k].out);
-		free(ch->kept[k].data);
-	}
-	free(ch);
-	b->repair = NULL;
-}
-
-static double rtt_us(const struct or_bounded *b)
-{
-	return b->repair && b->repair->rtt_us > 0 ? b->repair->rtt_us : OR_REPAIR_RTT0_US;
+	return ch->repair && ch->repair->rtt_us > 0 ? ch->repair->rtt_us : OR_REPAIR_RTT0_US;
 }
 
 /* How long an unanswered request stands before it is asked again. */
-static double wait_us(const struct or_bounded *b)
+static double wait_us(const struct or_chan *ch)
 {
-	double w = 2.0 * rtt_us(b);
+	double w = 2.0 * rtt_us(ch);
 	return w > OR_REPAIR_WAIT_MIN_US ? w : OR_REPAIR_WAIT_MIN_US;
-}
-
-/* Slots of a phase's in[] or out[] in use: by rank, or the first nin / nout. */
-uint32_t or_rep_slots(const struct or_phase *ph, uint32_t size, int out)
-{
-	return ph->cap >= size ? ph->cap : out ? ph->nout : ph->nin;
-}
-
-void or_rep_header(const struct or_bounded *b, uint64_t seq, uint16_t step, struct or_wire_hdr *h)
-{
-	memset(h, 0, sizeof(*h));
-	h->magic = OR_WIRE_MAGIC;
-	h->version = OR_WIRE_VERSION;
-	h->step = step;
-	h->comm_id = b->comm->id;
-	h->sender = b->comm->rank;
-	h->seq = seq;
-	h->loss = (uint16_t)(b->own_loss * 65535.0);
-}
-
-/* 1 if the datagram left or was dropped by injection (then it is lost, like any). */
-int or_rep_send(struct or_bounded *b, struct or_bounded_op *op, uint32_t peer,
-                const struct or_wire_hdr *h, const uint8_t *payload)
-{
-	if (or_bd_inject_drop(b))
-		return 1;
-	return or_bd_send_datagram(b, op, peer, h, payload) == 0;
 }
 
 /* ---- the receiver's side: asking ---- */
@@ -159,7 +58,7 @@ static int sends_in(const struct or_bounded_op *op, unsigned phase)
 {
 	const struct or_phase *ph = &op->ph[phase];
 
-	for (uint32_t i = 0, n = or_rep_slots(ph, op->c->size, 1); i < n; i++)
+	for (uint32_t i = 0, n = or_bd_slots(ph, op->c->size, 1); i < n; i++)
 		if (ph->out[i].npkts)
 			return 1;
 	return 0;
@@ -179,13 +78,13 @@ static int sends_in(const struct or_bounded_op *op, unsigned phase)
  * of it, if that was earlier.  One that did so before this rank's own sends were out
  * closed this phase without all of them and waits for this rank little or not at all.
  */
-static double repair_end_us(struct or_bounded *b, struct or_bounded_op *op, unsigned phase,
+static double repair_end_us(struct or_chan *ch, struct or_bounded_op *op, unsigned phase,
                             double now)
 {
 	const struct or_phase *ph = &op->ph[phase];
 	double end = ph->start_us + (double)ph->deadline_us, ref = op->rep->first_pass_us[phase];
 	double begun, next_end;
-	uint64_t t_c, absent = or_tmo_absent_us(&b->tmo, op->c->count * op->c->esize, &t_c);
+	uint64_t t_c, absent = or_tmo_absent_us(or_chan_tmo(ch), op->c->count * op->c->esize, &t_c);
 
 	if (!absent || phase + 1 >= op->nphases || !sends_in(op, phase + 1))
 		return end;
@@ -264,7 +163,7 @@ static void unask(const struct or_inbound *in, struct or_rep_in *ri)
 		}
 }
 
-static int send_request(struct or_bounded *b, struct or_bounded_op *op, unsigned step,
+static int send_request(struct or_chan *ch, struct or_bounded_op *op, unsigned step,
                         const struct or_inbound *in, struct or_rep_in *ri, enum ask_what what)
 {
 	struct or_wire_range r[OR_REPAIR_RANGES];
@@ -274,7 +173,7 @@ static int send_request(struct or_bounded *b, struct or_bounded_op *op, unsigned
 
 	if (!n)
 		return 0;
-	or_rep_header(b, op->c->seq, (uint16_t)step, &h);
+	or_chan_header(ch, op->c->seq, (uint16_t)step, &h);
 	h.flags = OR_WIRE_FLAG_REQUEST;
 	h.length = (uint16_t)or_wire_ranges_encode(r, n, payload);
 	/*
@@ -283,12 +182,12 @@ static int send_request(struct or_bounded *b, struct or_bounded_op *op, unsigned
 	 * chance (at most once per OR_REPAIR_GAP_US); marked asked, it waited for a quiet phase
 	 * and a round of its own, which a large phase rarely had left.
 	 */
-	if (!or_rep_send(b, op, in->peer, &h, payload)) {
+	if (!or_chan_send_lossy(ch, op, in->peer, &h, payload)) {
 		unask(in, ri);
 		ri->gap_req_us = or_now_us();
 		return 0;
 	}
-	b->tokens -= (double)(h.length + OR_WIRE_HDR_SIZE);
+	or_chan_spend(ch, h.length + OR_WIRE_HDR_SIZE);
 	ri->req_us = or_now_us();
 	if (what == ASK_GAPS)
 		ri->gap_req_us = ri->req_us;
@@ -310,16 +209,16 @@ static int repairable(const struct or_inbound *in, const struct or_rep_in *ri)
 }
 
 /* Asks the senders of an open phase for what they are known to miss; returns requests. */
-static int ask(struct or_bounded *b, struct or_bounded_op *op, unsigned step, double now)
+static int ask(struct or_chan *ch, struct or_bounded_op *op, unsigned step, double now)
 {
 	struct or_phase *ph = &op->ph[step];
 	struct or_repair *rep = op->rep;
-	double rtt = rtt_us(b), quiet_from;
+	double rtt = rtt_us(ch), quiet_from;
 	int sent = 0;
 
-	if (!ph->begun || ph->closed || repair_end_us(b, op, step, now) - now < rtt)
+	if (!ph->begun || ph->closed || repair_end_us(ch, op, step, now) - now < rtt)
 		return 0;
-	for (uint32_t i = 0, n = or_rep_slots(ph, op->c->size, 0); i < n; i++) {
+	for (uint32_t i = 0, n = or_bd_slots(ph, op->c->size, 0); i < n; i++) {
 		struct or_inbound *in = &ph->in[i];
 		struct or_rep_in *ri = &rep->in[step * rep->cap + i];
 		if (!repairable(in, ri))
@@ -328,14 +227,14 @@ static int ask(struct or_bounded *b, struct or_bounded_op *op, unsigned step, do
 		 * the LAST, gaps are asked-for packets whose request or resend was lost.  Each gap
 		 * comes from an arrival that showed it lost, so gaps are not limited to the quiet
 		 * rounds below (after the LAST they are to OR_REPAIR_ROUNDS_AFTER_LAST), and early
-		 * timeout holds the phase for them (or_bd_repair_hold). */
+		 * timeout holds the phase for them (phase_hold). */
 		if (ri->ngap && or_rep_gaps_askable(in, ri) &&
 		    now - ri->gap_req_us >= OR_REPAIR_GAP_US)
-			sent += send_request(b, op, step, in, ri, ASK_GAPS);
+			sent += send_request(ch, op, step, in, ri, ASK_GAPS);
 		/* The sender's LAST says the rest is lost too: asked once, whatever the rounds. */
 		if (in->last_seen && !ri->after_last) {
 			ri->after_last = 1;
-			sent += send_request(b, op, step, in, ri, ASK_NEW);
+			sent += send_request(ch, op, step, in, ri, ASK_NEW);
 			continue;
 		}
 		if (ri->rounds >= OR_REPAIR_ROUNDS)
@@ -344,9 +243,9 @@ static int ask(struct or_bounded *b, struct or_bounded_op *op, unsigned step, do
 		 * have sent (the rest is on its way: overlapping operations share the link). */
 		quiet_from = ri->req_us > ph->last_arrival_us ? ri->req_us : ph->last_arrival_us;
 		quiet_from = ri->quiet_us > quiet_from ? ri->quiet_us : quiet_from;
-		if (now - quiet_from < wait_us(b))
+		if (now - quiet_from < wait_us(ch))
 			continue;
-		if (send_request(b, op, step, in, ri, ASK_AGAIN))
+		if (send_request(ch, op, step, in, ri, ASK_AGAIN))
 			sent++;
 		else
 			ri->quiet_us = now;
@@ -354,26 +253,26 @@ static int ask(struct or_bounded *b, struct or_bounded_op *op, unsigned step, do
 	return sent;
 }
 
-int or_bd_repair_hold(struct or_bounded *b, struct or_bounded_op *op, unsigned phase)
+static int phase_hold(struct or_chan *ch, struct or_bounded_op *op, unsigned phase)
 {
 	struct or_phase *ph = &op->ph[phase];
 	struct or_repair *rep = op->rep;
 	double now = or_now_us(), end;
 	int can_ask;
 
-	if (!rep || !or_bd_repair_on(b))
+	if (!rep || !or_bd_repair_on(ch))
 		return 0;
-	end = repair_end_us(b, op, phase, now);
+	end = repair_end_us(ch, op, phase, now);
 	if (now >= end)
 		return 0;
-	can_ask = end - now >= rtt_us(b);
-	for (uint32_t i = 0, n = or_rep_slots(ph, op->c->size, 0); i < n; i++) {
+	can_ask = end - now >= rtt_us(ch);
+	for (uint32_t i = 0, n = or_bd_slots(ph, op->c->size, 0); i < n; i++) {
 		const struct or_rep_in *ri = &rep->in[phase * rep->cap + i];
 		if (!repairable(&ph->in[i], ri))
 			continue;
 		/* Asked and not answered yet: the answer may come up to the end, also after the
 		 * last round trip that fits has begun (the measured one is the shortest). */
-		if (ri->req_us > 0 && now - ri->req_us < wait_us(b))
+		if (ri->req_us > 0 && now - ri->req_us < wait_us(ch))
 			return 1;
 		/* Still to ask, while a round trip fits. */
 		if (can_ask &&
@@ -386,7 +285,7 @@ int or_bd_repair_hold(struct or_bounded *b, struct or_bounded_op *op, unsigned p
 
 /* ---- each pass, and at the end of a phase ---- */
 
-static int pump_op(struct or_bounded *b, struct or_bounded_op *op, double now)
+static int pump_op(struct or_chan *ch, struct or_bounded_op *op, double now)
 {
 	struct or_repair *rep = or_rep_of(op);
 	int sent = 0;
@@ -395,33 +294,33 @@ static int pump_op(struct or_bounded *b, struct or_bounded_op *op, double now)
 		return 0;
 	for (unsigned p = 0; p < op->nphases; p++) {
 		struct or_phase *ph = &op->ph[p];
-		sent += ask(b, op, p, now);
-		for (uint32_t i = 0, n = or_rep_slots(ph, op->c->size, 1);
+		sent += ask(ch, op, p, now);
+		for (uint32_t i = 0, n = or_bd_slots(ph, op->c->size, 1);
 		     or_rep_live(op, p) && i < n; i++)
 			if (rep->out[p * rep->cap + i].pending)
-				sent += or_rep_resend(b, op, op->c->seq, (uint16_t)p, &ph->out[i],
+				sent += or_rep_resend(ch, op, op->c->seq, (uint16_t)p, &ph->out[i],
 				                      &rep->out[p * rep->cap + i], &rep->resent);
 	}
 	return sent;
 }
 
-int or_bd_repair_progress(struct or_bounded *b)
+static int progress(struct or_chan *ch)
 {
-	struct or_repair_chan *ch;
+	struct or_repair_chan *rc;
 	double now = or_now_us();
 	int sent = 0;
 
-	if (!or_bd_repair_on(b) || !(ch = or_rep_chan(b)))
+	if (!or_bd_repair_on(ch) || !(rc = or_rep_chan(ch)))
 		return 0;
-	or_bd_refill(b);
-	for (unsigned i = 0; i < b->nops; i++)
-		sent += pump_op(b, b->ops[i], now);
+	or_chan_refill(ch);
+	for (unsigned i = 0; or_chan_op(ch, i); i++)
+		sent += pump_op(ch, or_chan_op(ch, i), now);
 	for (unsigned k = 0; k < OR_REPAIR_KEPT; k++) {
-		struct or_kept *kp = &ch->kept[k];
+		struct or_kept *kp = &rc->kept[k];
 		for (uint32_t i = 0; kp->valid && i < kp->n; i++)
 			if (kp->rout[i].pending)
-				sent += or_rep_resend(b, &ch->nobody, kp->seq, kp->step,
-				                      &kp->out[i], &kp->rout[i], &ch->resent_kept);
+				sent += or_rep_resend(ch, &rc->nobody, kp->seq, kp->step,
+				                      &kp->out[i], &kp->rout[i], &rc->resent_kept);
 	}
 	return sent;
 }
@@ -431,19 +330,10 @@ void or_bop_keep_sends(struct or_coll *c)
 	c->bop->sends_kept = 1;
 }
 
-double or_bd_repair_first_pass_us(const struct or_bounded_op *op, unsigned phase)
-{
-	return op->rep && phase < op->rep->nphases && op->rep->asked[phase]
-	           ? op->rep->first_pass_us[phase]
-	           : 0;
-}
-
-uint64_t or_bd_repair_recovered_bytes(const struct or_bounded_op *op)
-{
-	return op->rep ? op->rep->recovered_bytes : 0;
-}
-
-void or_bd_repair_status(struct or_bounded *b, struct or_bounded_op *op)
+/* What repair did for op, in its status and for the controllers: the loss it recovered,
+ * and each phase that asked judged by its first pass (docs/design.md, "Repair inside the
+ * deadline"). */
+static void op_status(struct or_chan *ch, struct or_bounded_op *op)
 {
 	struct optireduce_status *st = op->c->status;
 
@@ -451,9 +341,23 @@ void or_bd_repair_status(struct or_bounded *b, struct or_bounded_op *op)
 		st->repair_requested = op->rep->requested;
 		st->repair_resent = op->rep->resent;
 		st->repair_recovered = op->rep->recovered;
+		op->recovered_bytes = op->rep->recovered_bytes;
+		for (unsigned p = 0; p < op->nphases && p < op->rep->nphases; p++)
+			op->ph[p].first_pass_us = op->rep->asked[p] ? op->rep->first_pass_us[p] : 0;
 	}
-	if (b->repair) {
-		st->repair_resent += b->repair->resent_kept;
-		b->repair->resent_kept = 0;
+	if (ch->repair) {
+		st->repair_resent += ch->repair->resent_kept;
+		ch->repair->resent_kept = 0;
 	}
 }
+
+const struct or_bd_feature or_repair_feature = {
+    .name = "repair",
+    .close = or_rep_close,
+    .arrived = or_rep_arrived,
+    .op_status = op_status,
+    .op_end = or_rep_op_end,
+    .phase_closed = or_rep_phase_closed,
+    .phase_hold = phase_hold,
+    .progress = progress,
+};

@@ -14,7 +14,7 @@
 
 static struct or_outbound *outbound_to(struct or_phase *ph, uint32_t size, uint32_t peer)
 {
-	for (uint32_t i = 0, n = or_rep_slots(ph, size, 1); ph->out && i < n; i++)
+	for (uint32_t i = 0, n = or_bd_slots(ph, size, 1); ph->out && i < n; i++)
 		if (ph->out[i].peer == peer && ph->out[i].npkts)
 			return &ph->out[i];
 	return NULL;
@@ -46,32 +46,31 @@ static int mark_wanted(struct or_rep_out *ro, const struct or_outbound *o, const
 }
 
 /* Resends what o's peer asked for while tokens last; returns the packets resent. */
-int or_rep_resend(struct or_bounded *b, struct or_bounded_op *op, uint64_t seq, uint16_t step,
+int or_rep_resend(struct or_chan *ch, struct or_bounded_op *op, uint64_t seq, uint16_t step,
                   const struct or_outbound *o, struct or_rep_out *ro, uint64_t *count)
 {
 	int sent = 0;
 
 	for (size_t k = 0; ro->pending && k < o->npkts; k++) {
-		size_t p = (ro->cursor + k) % o->npkts, off = p * b->payload;
-		size_t len = o->bytes - off < b->payload ? o->bytes - off : b->payload;
+		size_t p = (ro->cursor + k) % o->npkts, off = p * ch->payload;
+		size_t len = o->bytes - off < ch->payload ? o->bytes - off : ch->payload;
 		struct or_wire_hdr h;
 		if (!ro->want[p])
 			continue;
-		if (b->tokens < (double)(len + OR_WIRE_HDR_SIZE) ||
-		    (b->blocked && or_now_us() < b->blocked_until_us)) {
+		if (!or_chan_may_send(ch, len + OR_WIRE_HDR_SIZE)) {
 			ro->cursor = p;
 			return sent;
 		}
-		or_rep_header(b, seq, step, &h);
+		or_chan_header(ch, seq, step, &h);
 		h.flags = OR_WIRE_FLAG_RESENT;
 		h.offset = (uint32_t)off;
 		h.length = (uint16_t)len;
 		h.contrib = o->contrib;
-		if (!or_rep_send(b, op, o->peer, &h, o->buf + off)) {
+		if (!or_chan_send_lossy(ch, op, o->peer, &h, o->buf + off)) {
 			ro->cursor = p;
 			return sent;
 		}
-		b->tokens -= (double)(len + OR_WIRE_HDR_SIZE);
+		or_chan_spend(ch, len + OR_WIRE_HDR_SIZE);
 		ro->want[p] = 0;
 		ro->pending--;
 		(*count)++;
@@ -84,20 +83,20 @@ int or_rep_resend(struct or_bounded *b, struct or_bounded_op *op, uint64_t seq, 
 }
 
 /* "Cannot resend": the phase is gone here, so the asker stops waiting for it. */
-static void refuse(struct or_bounded *b, const struct or_wire_hdr *req)
+static void refuse(struct or_chan *ch, const struct or_wire_hdr *req)
 {
 	struct or_wire_hdr h;
 
-	or_rep_header(b, req->seq, req->step, &h);
+	or_chan_header(ch, req->seq, req->step, &h);
 	h.flags = OR_WIRE_FLAG_CONTROL | OR_WIRE_FLAG_RESENT;
-	or_rep_send(b, &b->repair->nobody, req->sender, &h, (const uint8_t *)"");
+	or_chan_send_lossy(ch, &ch->repair->nobody, req->sender, &h, (const uint8_t *)"");
 }
 
-static struct or_kept *kept_of(struct or_repair_chan *ch, uint64_t seq, uint16_t step)
+static struct or_kept *kept_of(struct or_repair_chan *rc, uint64_t seq, uint16_t step)
 {
 	for (unsigned k = 0; k < OR_REPAIR_KEPT; k++)
-		if (ch->kept[k].valid && ch->kept[k].seq == seq && ch->kept[k].step == step)
-			return &ch->kept[k];
+		if (rc->kept[k].valid && rc->kept[k].seq == seq && rc->kept[k].step == step)
+			return &rc->kept[k];
 	return NULL;
 }
 
@@ -110,18 +109,18 @@ int or_rep_live(const struct or_bounded_op *op, unsigned step)
 }
 
 /* A request that passed validation: 0, or -1 if it is malformed after all. */
-static int serve(struct or_bounded *b, struct or_bounded_op *op, const struct or_wire_hdr *h,
+static int serve(struct or_chan *ch, struct or_bounded_op *op, const struct or_wire_hdr *h,
                  const uint8_t *payload)
 {
-	struct or_repair_chan *ch = b->repair;
-	struct or_kept *kp = kept_of(ch, h->seq, h->step);
+	struct or_repair_chan *rc = ch->repair;
+	struct or_kept *kp = kept_of(rc, h->seq, h->step);
 	struct or_outbound *o;
 	struct or_rep_out *ro;
 	struct or_repair *rep;
 	uint32_t i;
 
 	/* Answered at once, also by the progress thread while the application is away. */
-	or_bd_refill(b);
+	or_chan_refill(ch);
 	if (op && op->ph && h->step < op->nphases && or_rep_live(op, h->step) &&
 	    (rep = or_rep_of(op))) {
 		o = outbound_to(&op->ph[h->step], op->c->size, h->sender);
@@ -131,7 +130,7 @@ static int serve(struct or_bounded *b, struct or_bounded_op *op, const struct or
 		ro = &rep->out[h->step * rep->cap + i];
 		if (mark_wanted(ro, o, payload, h->length))
 			return -1;
-		or_rep_resend(b, op, h->seq, h->step, o, ro, &rep->resent);
+		or_rep_resend(ch, op, h->seq, h->step, o, ro, &rep->resent);
 		return 0;
 	}
 	if (kp) {
@@ -141,26 +140,26 @@ static int serve(struct or_bounded *b, struct or_bounded_op *op, const struct or
 			return -1;
 		if (mark_wanted(&kp->rout[i], &kp->out[i], payload, h->length))
 			return -1;
-		or_rep_resend(b, &ch->nobody, h->seq, h->step, &kp->out[i], &kp->rout[i],
-		              &ch->resent_kept);
+		or_rep_resend(ch, &rc->nobody, h->seq, h->step, &kp->out[i], &kp->rout[i],
+		              &rc->resent_kept);
 		return 0;
 	}
 	if (op && !(op->ph && h->step < op->nphases))
 		return -1;
 	if (op && !op->ph[h->step].begun)
 		return 0; /* not sent yet: nothing can be missing */
-	refuse(b, h);
+	refuse(ch, h);
 	return 0;
 }
 
 /* A refusal: the sender of h stops being asked in that phase. */
-static int refused(struct or_bounded *b, const struct or_wire_hdr *h)
+static int refused(struct or_chan *ch, const struct or_wire_hdr *h)
 {
-	struct or_bounded_op *op = or_bd_running_op(b, h->seq);
+	struct or_bounded_op *op = or_chan_find_op(ch, h->seq);
 	struct or_inbound *in;
 
 	if (!op || !op->ph || h->step >= op->nphases || !or_rep_of(op)) {
-		b->stats.packets_stale++;
+		ch->stats.packets_stale++;
 		return 0;
 	}
 	in = or_bd_inbound_of(&op->ph[h->step], op->c->size, h->sender);
@@ -170,30 +169,34 @@ static int refused(struct or_bounded *b, const struct or_wire_hdr *h)
 	return 0;
 }
 
-int or_bd_repair_rx(struct or_bounded *b, const struct or_wire_hdr *h, const uint8_t *payload)
+int or_rep_rx(struct or_chan *ch, const struct or_wire_hdr *h, const uint8_t *payload,
+              uint32_t src, int check_source)
 {
 	/* Requests may come for an operation finished here: from OR_SEQ_WINDOW before the
 	 * oldest running one. */
 	struct or_wire_expect e = {
-	    .comm_id = b->comm->id,
-	    .nranks = b->comm->size,
-	    .seq_lo = b->seq_lo > OR_SEQ_WINDOW ? b->seq_lo - OR_SEQ_WINDOW : 0,
-	    .seq_hi = b->seq_next,
-	    .nsteps = or_bd_max_steps(b->comm->size),
+	    .comm_id = ch->comm->id,
+	    .nranks = ch->comm->size,
+	    .nsteps = or_bd_max_steps(ch->comm->size),
 	};
 	int ret;
 
-	if (!or_bd_repair_on(b) || !or_rep_chan(b))
-		return -1; /* not ours: handled as before repair existed */
+	/* A member must not ask in another one's name; with repair off, not ours: both are
+	 * judged as data (which refuses them). */
+	if ((check_source && src < ch->comm->size && src != h->sender) || !or_bd_repair_on(ch) ||
+	    !or_rep_chan(ch))
+		return 1;
+	or_chan_window(ch, &e.seq_lo, &e.seq_hi);
+	e.seq_lo = e.seq_lo > OR_SEQ_WINDOW ? e.seq_lo - OR_SEQ_WINDOW : 0;
 	ret = or_wire_validate(h, &e);
-	if (!ret && h->sender == b->comm->rank)
+	if (!ret && h->sender == ch->comm->rank)
 		ret = OR_WIRE_ERANK;
 	if (!ret && (h->flags & OR_WIRE_FLAG_REQUEST))
-		ret = serve(b, or_bd_running_op(b, h->seq), h, payload) ? OR_WIRE_ERANGE : 0;
+		ret = serve(ch, or_chan_find_op(ch, h->seq), h, payload) ? OR_WIRE_ERANGE : 0;
 	else if (!ret)
-		ret = (h->flags & OR_WIRE_FLAG_RESENT) && !refused(b, h) ? 0 : OR_WIRE_EFLAGS;
+		ret = (h->flags & OR_WIRE_FLAG_RESENT) && !refused(ch, h) ? 0 : OR_WIRE_EFLAGS;
 	if (ret) {
-		b->stats.packets_invalid++;
+		ch->stats.packets_invalid++;
 		or_log(OR_LOG_PACKET, "dropped repair packet: %s", or_wire_reject_name(ret));
 	}
 	return 0;
@@ -226,19 +229,19 @@ static size_t kept_room(struct or_kept *kp, const struct or_phase *ph, uint32_t 
  * it may still ask.  Regions shared by several peers are copied once.  What peers already
  * asked for is carried over.
  */
-void or_bd_repair_phase_closed(struct or_bounded *b, struct or_bounded_op *op, unsigned phase)
+void or_rep_phase_closed(struct or_chan *ch, struct or_bounded_op *op, unsigned phase)
 {
 	struct or_phase *ph = &op->ph[phase];
-	struct or_repair_chan *ch;
+	struct or_repair_chan *rc;
 	struct or_kept *kp;
-	uint32_t n = or_rep_slots(ph, op->c->size, 1);
+	uint32_t n = or_bd_slots(ph, op->c->size, 1);
 	size_t at = 0;
 
-	if (phase + 1 != op->nphases || !or_bd_repair_on(b) || !(ch = or_rep_chan(b)) ||
+	if (phase + 1 != op->nphases || !or_bd_repair_on(ch) || !(rc = or_rep_chan(ch)) ||
 	    !or_rep_of(op))
 		return;
-	kp = &ch->kept[ch->next_kept];
-	ch->next_kept = (ch->next_kept + 1) % OR_REPAIR_KEPT;
+	kp = &rc->kept[rc->next_kept];
+	rc->next_kept = (rc->next_kept + 1) % OR_REPAIR_KEPT;
 	kp->valid = 0;
 	if (!kept_room(kp, ph, n))
 		return;

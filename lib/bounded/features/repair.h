@@ -6,8 +6,8 @@
 #ifndef OR_REPAIR_H
 #define OR_REPAIR_H
 
-#include "bounded_int.h"
-#include "wire.h"
+#include "../chan.h"
+#include "../wire.h"
 
 #define OR_REPAIR_ROUNDS 4 /* requests to one sender in one phase, on its LAST or quiet */
 /*
@@ -107,20 +107,25 @@ struct or_repair_chan {
 	struct or_bounded_op nobody; /* refusals counted against no operation */
 };
 
-struct or_repair_chan *or_rep_chan(struct or_bounded *b);
+/* repair_state.c */
+int or_bd_repair_on(const struct or_chan *ch);
+struct or_repair_chan *or_rep_chan(struct or_chan *ch);
 struct or_repair *or_rep_of(struct or_bounded_op *op);
 void or_rep_free_wants(struct or_rep_out *ro, size_t n);
-/* Slots of a phase's in[] (out = 0) or out[] in use: by rank, or the first nin / nout. */
-uint32_t or_rep_slots(const struct or_phase *ph, uint32_t size, int out);
-void or_rep_header(const struct or_bounded *b, uint64_t seq, uint16_t step, struct or_wire_hdr *h);
-/* 1 if the datagram left or was dropped by injection (then it is lost, like any). */
-int or_rep_send(struct or_bounded *b, struct or_bounded_op *op, uint32_t peer,
-                const struct or_wire_hdr *h, const uint8_t *payload);
+void or_rep_op_end(struct or_chan *ch, struct or_bounded_op *op);
+void or_rep_close(struct or_chan *ch);
 /* x^-1 mod n, for x coprime with n: maps a packet to its position in its sender's order. */
 size_t or_rep_inverse(size_t x, size_t n);
+/* repair_arrive.c */
+void or_rep_arrived(struct or_chan *ch, struct or_bounded_op *op, const struct or_wire_hdr *h,
+                    const struct or_inbound *in);
 /* resend.c */
 int or_rep_live(const struct or_bounded_op *op, unsigned step);
-int or_rep_resend(struct or_bounded *b, struct or_bounded_op *op, uint64_t seq, uint16_t step,
+int or_rep_resend(struct or_chan *ch, struct or_bounded_op *op, uint64_t seq, uint16_t step,
                   const struct or_outbound *o, struct or_rep_out *ro, uint64_t *count);
+/* A request, a resend or a refusal (OR_WIRE_KIND_REPAIR): 1 when repair is off (data). */
+int or_rep_rx(struct or_chan *ch, const struct or_wire_hdr *h, const uint8_t *payload,
+              uint32_t src, int check_source);
+void or_rep_phase_closed(struct or_chan *ch, struct or_bounded_op *op, unsigned phase);
 
 #endif /* OR_REPAIR_H */

@@ -11,41 +11,54 @@
  */
 #include <stdlib.h>
 
-#include "bounded_int.h"
+#include "../feature.h"
 
-static int catch_up_on(const struct or_bounded *b)
+static int catch_up_on(const struct or_chan *ch)
 {
-	return or_bd_param_i(b, OR_P_CATCH_UP) != 0;
+	return or_chan_param_i(ch, OR_P_CATCH_UP) != 0;
 }
 
-void or_bd_catchup_begin(struct or_bounded *b, struct or_phase *ph, uint32_t size)
+static void phase_begin(struct or_chan *ch, struct or_bounded_op *op, unsigned phase)
 {
-	if (!catch_up_on(b) || !b->catch_up)
+	struct or_phase *ph = &op->ph[phase];
+	uint32_t size = op->c->size;
+
+	if (phase != 0 || !catch_up_on(ch) || !ch->catch_up)
 		return;
 	for (uint32_t i = 0, n = or_bd_inbound_slots(ph, size); i < n; i++) {
 		struct or_inbound *in = &ph->in[i];
-		if (in->npkts && in->peer < size && b->catch_up[in->peer]) {
+		if (in->npkts && in->peer < size && ch->catch_up[in->peer]) {
 			in->waited = 1;
-			b->catch_up[in->peer] = 0;
+			ch->catch_up[in->peer] = 0;
 		}
 	}
 }
 
-void or_bd_catchup_closed(struct or_bounded *b, const struct or_phase *ph, uint32_t size)
+static void phase_closed(struct or_chan *ch, struct or_bounded_op *op, unsigned phase)
 {
-	if (!catch_up_on(b))
+	const struct or_phase *ph = &op->ph[phase];
+	uint32_t size = op->c->size;
+
+	if (phase != 0 || !catch_up_on(ch))
 		return;
-	if (!b->catch_up && !(b->catch_up = calloc(size, 1)))
+	if (!ch->catch_up && !(ch->catch_up = calloc(size, 1)))
 		return; /* out of memory: nobody is waited for, as with catch_up off */
 	for (uint32_t i = 0, n = or_bd_inbound_slots(ph, size); i < n; i++) {
 		const struct or_inbound *in = &ph->in[i];
 		if (in->npkts && in->peer < size)
-			b->catch_up[in->peer] = !in->got_pkts && !in->waited;
+			ch->catch_up[in->peer] = !in->got_pkts && !in->waited;
 	}
 }
 
-void or_bd_catchup_free(struct or_bounded *b)
+static void close_chan(struct or_chan *ch)
 {
-	free(b->catch_up);
-	b->catch_up = NULL;
+	free(ch->catch_up);
+	ch->catch_up = NULL;
 }
+
+const struct or_bd_feature or_catchup_feature = {
+    .name = "catch_up",
+    .close = close_chan,
+    .phase_begin = phase_begin,
+    .phase_closed = phase_closed,
+};
