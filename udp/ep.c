@@ -84,7 +84,7 @@ static int choose_interface(struct or_udp *u, const struct or_dgram_want *want, 
 }
 
 /* The interface's MTU, capped by want->mtu; datagrams carry it less the headers. */
-static int size_datagrams(struct or_udp *u, int fd, const struct or_dgram_want *want)
+static void size_datagrams(struct or_udp *u, int fd, const struct or_dgram_want *want)
 {
 	struct ifreq ifr;
 
@@ -102,7 +102,6 @@ static int size_datagrams(struct or_udp *u, int fd, const struct or_dgram_want *
 	u->max_msg = u->mtu - IPV4_UDP_HDRS;
 	if (u->max_msg > OR_UDP_GSO_BYTES)
 		u->max_msg = OR_UDP_GSO_BYTES;
-	return 0;
 }
 
 static int open_socket(struct or_udp *u, const struct or_dgram_want *want, unsigned flow)
@@ -404,7 +403,7 @@ int or_udp_open(const struct or_dgram_want *want, struct or_dgram **out, char *w
 			snprintf(why, len, "socket on %s: %s", u->ifname, strerror(errno));
 	}
 	if (!ret)
-		ret = size_datagrams(u, u->fd[0], want);
+		size_datagrams(u, u->fd[0], want);
 	if (ret) {
 		close_endpoint(&u->base);
 		return ret;
