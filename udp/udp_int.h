@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "../dgram/dgram.h"
+#include "dgram/dgram.h"
 #include "seg.h"
 
 #define OR_UDP_MAX_FLOWS 16

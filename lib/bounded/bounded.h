@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "coll.h"
+#include "lib/op/coll.h"
 
 struct optireduce_comm;
 struct or_ofi;

@@ -12,14 +12,14 @@
 #include <stdint.h>
 
 #include "bounded.h"
-#include "internal.h"
+#include "lib/core/internal.h"
 #include "liveness.h"
-#include "pacing.h"
+#include "lib/bounded/ctl/pacing.h"
 #include "sendfail.h"
-#include "sendq.h"
-#include "timeout.h"
-#include "../../dgram/dgram.h"
-#include "../../ofi/ofi.h"
+#include "lib/bounded/ctl/sendq.h"
+#include "lib/bounded/ctl/timeout.h"
+#include "dgram/dgram.h"
+#include "ofi/ofi.h"
 
 struct or_wire_hdr;
 

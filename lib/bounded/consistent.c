@@ -17,7 +17,7 @@
 
 #include "bounded_int.h"
 #include "consistent.h"
-#include "reduce.h"
+#include "lib/kernels/reduce.h"
 #include "repair.h"
 #include "wire.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <stdlib.h>
 
-#include "log.h"
+#include "lib/core/log.h"
 #include "optireduce.h"
 #include "sendfail.h"
 

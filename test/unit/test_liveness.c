@@ -10,7 +10,7 @@
 
 #include "check.h"
 #include "optireduce.h"
-#include "bounded/liveness.h"
+#include "lib/bounded/liveness.h"
 
 #define TIMEOUT_US 10000.0
 

@@ -10,7 +10,7 @@
 
 #include "check.h"
 #include "optireduce.h"
-#include "bounded/sendfail.h"
+#include "lib/bounded/sendfail.h"
 
 #define TIMEOUT_US 10000.0
 
