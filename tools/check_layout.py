@@ -178,16 +178,23 @@ def one_cycle(graph, comp):
     return comp
 
 
+def describe(kind, comp, cycle):
+    text = "%s circle: %s" % (kind, " -> ".join(cycle))
+    if len(comp) > len(cycle) - 1:
+        text += " (one of the circles among %s)" % ", ".join(comp)
+    return text
+
+
 def check_circles(kind, graph, prefixes, report):
     kept = {v: {w for w in e if not allowed(w, prefixes)}
             for v, e in graph.items() if not allowed(v, prefixes)}
     failing = circles(kept)
     for comp in failing:
-        report(True, "%s circle among %d files: %s" % (kind, len(comp), " -> ".join(one_cycle(kept, comp))))
+        report(True, describe(kind, comp, one_cycle(kept, comp)))
     failed_files = {f for comp in failing for f in comp}
     for comp in circles(graph):
         if not failed_files & set(comp):
-            report(False, "%s circle among %d files: %s" % (kind, len(comp), " -> ".join(one_cycle(graph, comp))))
+            report(False, describe(kind, comp, one_cycle(graph, comp)))
 
 
 def strip_c(text):

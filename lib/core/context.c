@@ -7,21 +7,6 @@
 #include "internal.h"
 #include "lib/topo/topology.h"
 
-double or_now_us(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
-
-double or_thread_cpu_us(void)
-{
-	struct timespec ts;
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
-		return 0;
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
-}
-
 uint32_t optireduce_version(void)
 {
 	return OPTIREDUCE_API_VERSION;

@@ -14,6 +14,7 @@
 #include "lib/select/measure.h"
 #include "params.h"
 #include "lib/topo/placement.h"
+#include "lib/op/op.h"
 #include "ofi/ofi.h"
 
 #define OR_MAGIC_CTX  0x6f724358u /* "orCX" */
@@ -54,6 +55,11 @@ struct optireduce_comm {
 	unsigned running;
 	struct or_measure *measure; /* measure_exact's trials and choices (measure.c) */
 	struct or_wake *wake;       /* optireduce_comm_wake's flag and descriptor (wake.c) */
+	/* Which algorithm an operation runs, and where a measured one's time goes: lib/select/'s,
+	 * set when the communicator is allocated, so that the engine (lib/op/) does not call up
+	 * into the layer that measures through it. */
+	or_op_choose_fn *choose;
+	or_op_record_fn *record;
 };
 
 enum or_req_state { OR_REQ_QUEUED, OR_REQ_RUNNING, OR_REQ_DONE };
@@ -93,30 +99,11 @@ double or_now_us(void);
 double or_thread_cpu_us(void);
 void or_inject_delay(optireduce_comm_t *comm, uint64_t seq);
 
-/* Core entry points between files. */
-/* The arguments of an operation whose sbuf holds scount elements and rbuf rcount: 0 or the
- * negative code the API returns (lib/op/allreduce.c). */
-int or_check_args(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t scount,
-                  size_t rcount, enum optireduce_dtype dtype, enum optireduce_op op);
-/* Queues an operation whose arguments were checked and starts it if it may: count elements,
- * with OR_OP_* flags (lib/op/allreduce.c). */
-#define OR_OP_SCATTER   0x1 /* reduce-scatter (exact): count is the whole contribution */
-#define OR_OP_EXACT     0x2 /* on the exact channel even if bounded could serve it */
-#define OR_OP_NOMEASURE 0x4 /* the built-in rule, never a trial of measure_exact */
-int or_op_post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
-               enum optireduce_dtype dtype, enum optireduce_op op, unsigned flags,
-               optireduce_req_t **req);
-/* The bounded channel's progress thread stands aside while the holder works on comm; no-ops
- * on a communicator without one. */
-void or_comm_lock(optireduce_comm_t *comm);
-void or_comm_unlock(optireduce_comm_t *comm);
-int or_comm_progress(optireduce_comm_t *comm, int *activity);
-int or_comm_wait_activity(optireduce_comm_t *comm, int timeout_ms);
-/* How long a waiter on comm polls, yielding, before it sleeps in the kernel: by the mode
- * and size of the operation at the head of its queue. */
-double or_comm_spin_us(const optireduce_comm_t *comm);
-/* Every operation of comm not yet completed fails with err (a negative code). */
-void or_comm_fail(optireduce_comm_t *comm, int err);
+/* Queues an operation through the request engine (lib/op/op.h) or, on a communicator whose
+ * ranks share hosts, through lib/hier/ (lib/core/api.c): or_op_post's arguments. */
+int or_api_post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                enum optireduce_dtype dtype, enum optireduce_op op, unsigned flags,
+                optireduce_req_t **req);
 /* trial: where a measured choice records this operation (measure.h); NULL: never measured. */
 const struct or_alg *or_select_algorithm(optireduce_comm_t *comm, size_t bytes, int bounded,
                                          struct or_trial *trial);
@@ -133,7 +120,7 @@ int or_comm_exchange_names(optireduce_comm_t *net, const struct optireduce_oob *
 void or_comm_free(optireduce_comm_t *c);
 /*
  * One "lo-hi:names" entry of a tune string, len bytes: [lo, hi) and the text after the
- * colon (names_len bytes at most, with its NUL), or -OPTIREDUCE_EINVAL (lib/select/select.c).
+ * colon (names_len bytes at most, with its NUL), or -OPTIREDUCE_EINVAL (lib/select/tune.c).
  */
 int or_tune_entry(const char *e, size_t len, uint64_t *lo, uint64_t *hi, char *names,
                   size_t names_len);

@@ -140,10 +140,10 @@ static int lead_network(struct or_hier *h, optireduce_req_t *r, struct or_hier_o
 			goto publish;
 		}
 	}
-	ret = optireduce_test(o->net_req);
+	ret = or_op_test(o->net_req);
 	if (ret == OPTIREDUCE_INPROGRESS)
 		return 0;
-	ret = optireduce_wait(o->net_req, &st);
+	ret = or_op_wait(o->net_req, &st);
 	o->net_req = NULL;
 	h->shm.hdr->net = st;
 publish:

@@ -47,7 +47,7 @@ static int bounded_eligible(enum optireduce_dtype dtype, enum optireduce_op op)
 	return fl && (op == OPTIREDUCE_SUM || op == OPTIREDUCE_AVG);
 }
 
-static void req_free(optireduce_req_t *r)
+void or_req_free(optireduce_req_t *r)
 {
 	or_handle_remove(r);
 	r->magic = OR_MAGIC_DEAD;
@@ -191,7 +191,7 @@ static void req_finish(optireduce_comm_t *comm, optireduce_req_t *r, int ret)
 	r->status.error = ret;
 	r->status.elapsed_us = or_now_us() - r->t_start_us;
 	if (ret == 0)
-		or_measure_record(comm, &r->trial, r->status.elapsed_us);
+		comm->record(comm, &r->trial, r->status.elapsed_us);
 	r->state = OR_REQ_DONE;
 	comm->running--;
 	unlink_req(comm, r);
@@ -344,8 +344,6 @@ int or_op_post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t cou
 	struct or_coll *c;
 	int bounded, activity, ret;
 
-	if (comm->hier)
-		return or_hier_iallreduce(comm, sbuf, rbuf, count, dtype, op, scatter, req);
 	r = calloc(1, sizeof(*r));
 	if (!r || or_handle_add(r)) {
 		free(r);
@@ -363,8 +361,8 @@ int or_op_post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t cou
 	r->recvcount = scatter ? count / comm->size : count;
 	r->trial.slot = -1;
 	r->alg = scatter ? &or_alg_transpose
-	                 : or_select_algorithm(comm, count * optireduce_dtype_size(dtype), bounded,
-	                                       flags & OR_OP_NOMEASURE ? NULL : &r->trial);
+	                 : comm->choose(comm, count * optireduce_dtype_size(dtype), bounded,
+	                                flags & OR_OP_NOMEASURE ? NULL : &r->trial);
 	c = &r->coll;
 	c->rank = comm->rank;
 	c->size = comm->size;
@@ -402,95 +400,6 @@ int or_op_post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t cou
 	if (ret < 0)
 		fail_all(comm, ret);
 	return 0;
-}
-
-int optireduce_iallreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
-                          enum optireduce_dtype dtype, enum optireduce_op op,
-                          optireduce_req_t **req)
-{
-	int ret = or_check_args(comm, sbuf, rbuf, count, count, dtype, op);
-
-	if (ret)
-		return ret;
-	if (!req)
-		return -OPTIREDUCE_EINVAL;
-	return or_op_post(comm, sbuf, rbuf, count, dtype, op, 0, req);
-}
-
-int optireduce_test(optireduce_req_t *req)
-{
-	int activity, ret;
-
-	if (!or_req_valid(req))
-		return -OPTIREDUCE_EBADHANDLE;
-	if (req->hop)
-		return or_hier_test(req);
-	if (req->state == OR_REQ_DONE)
-		return req->error ? req->error : 0;
-	ret = or_comm_progress(req->coll.comm, &activity);
-	if (ret < 0)
-		fail_all(req->coll.comm, ret);
-	if (req->state == OR_REQ_DONE)
-		return req->error ? req->error : 0;
-	return OPTIREDUCE_INPROGRESS;
-}
-
-int optireduce_wait(optireduce_req_t *req, struct optireduce_status *status)
-{
-	optireduce_comm_t *comm;
-	double idle_since;
-	int ret;
-
-	if (!or_req_valid(req))
-		return -OPTIREDUCE_EBADHANDLE;
-	if (req->hop)
-		return or_hier_wait(req, status);
-	comm = req->coll.comm;
-	idle_since = or_now_us();
-	while (req->state != OR_REQ_DONE) {
-		int activity;
-
-		ret = or_comm_progress(comm, &activity);
-		if (ret < 0) {
-			fail_all(comm, ret);
-			break;
-		}
-		if (activity) {
-			idle_since = or_now_us();
-			continue;
-		}
-		/*
-		 * Spin briefly for latency, then let the kernel wake us.  Ranks may outnumber
-		 * cores, and then the peer we wait for may need this very core: yield it on
-		 * every idle pass (a no-op when nothing else is runnable).
-		 */
-		if (or_now_us() - idle_since > or_comm_spin_us(comm)) {
-			ret = or_comm_wait_activity(comm, 1);
-			if (ret < 0 && ret != -OPTIREDUCE_EAGAIN) {
-				fail_all(comm, ret);
-				break;
-			}
-		} else {
-			sched_yield();
-		}
-	}
-	ret = req->error;
-	if (status)
-		*status = req->status;
-	req_free(req);
-	return ret;
-}
-
-int optireduce_allreduce(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
-                         enum optireduce_dtype dtype, enum optireduce_op op,
-                         struct optireduce_status *status)
-{
-	optireduce_req_t *req;
-	int ret = optireduce_iallreduce(comm, sbuf, rbuf, count, dtype, op, &req);
-
-	if (ret)
-		return ret;
-	return optireduce_wait(req, status);
 }
 
 /* For the public progress call (progress_api.c): after a transport error or a timeout every

@@ -133,7 +133,7 @@ static void agree(optireduce_comm_t *comm, struct measure_class *c, int k)
 	ret = or_op_post(comm, mine, all, 2 * (size_t)c->nalg, OPTIREDUCE_UINT64, OPTIREDUCE_SUM,
 	                 OR_OP_EXACT | OR_OP_NOMEASURE, &req);
 	if (!ret)
-		ret = optireduce_wait(req, NULL);
+		ret = or_op_wait(req, NULL);
 	if (ret) {
 		or_log(OR_LOG_WARN, "measured choice for %zu-byte class failed: %s", (size_t)1 << k,
 		       optireduce_strerror(ret));

@@ -31,7 +31,7 @@ int optireduce_ireduce_scatter_block(optireduce_comm_t *comm, const void *sbuf, 
 		return ret;
 	if (!req)
 		return -OPTIREDUCE_EINVAL;
-	return or_op_post(comm, sbuf, rbuf, total, dtype, op, OR_OP_SCATTER, req);
+	return or_api_post(comm, sbuf, rbuf, total, dtype, op, OR_OP_SCATTER, req);
 }
 
 int optireduce_reduce_scatter_block(optireduce_comm_t *comm, const void *sbuf, void *rbuf,

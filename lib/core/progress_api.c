@@ -4,27 +4,13 @@
  * with several operations in flight that complete in any order (a thread serving many
  * requests, a language binding).  It waits like optireduce_wait when nothing moves: a
  * short spin, then the kernel (docs/design.md, "Operations in flight"); how long any
- * waiter spins is decided here too (or_comm_spin_us).  optireduce_comm_wake (wake.c) ends
+ * waiter spins is the engine's (or_comm_spin_us, lib/op/wait.c).  optireduce_comm_wake (wake.c) ends
  * the call early from another thread: the caller has new work to start.
  */
 #include <sched.h>
 
 #include "lib/core/internal.h"
-#include "wake.h"
-
-double or_comm_spin_us(const optireduce_comm_t *comm)
-{
-	const optireduce_req_t *head = comm->head;
-	const struct or_params *p = &comm->params;
-	uint64_t small = (uint64_t)or_param_int(p, OR_P_SPIN_SMALL_BYTES);
-
-	if (head && head->coll.bounded)
-		return (double)or_param_int(p, OR_P_BOUNDED_SPIN_US);
-	/* Small operations wait a round trip or two: spinning through it beats a wake-up. */
-	if (head && small && (uint64_t)(head->coll.count * head->coll.esize) <= small)
-		return (double)or_param_int(p, OR_P_SPIN_SMALL_US);
-	return (double)or_param_int(p, OR_P_SPIN_US);
-}
+#include "lib/op/wake.h"
 
 /* Operations not yet completed: the running ones and those queued behind them (on a
  * communicator with hier, in its own queue). */
