@@ -8,8 +8,10 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "lib/core/params.h"
 #include "timeout.h"
 
 /* 2^64: doubles at or above it do not convert to uint64_t. */
@@ -37,51 +39,56 @@ const char *or_tmo_reason_name(enum or_tmo_reason r)
 	return reason_names[r];
 }
 
+/* The parameter table's defaults (lib/core/params.h), the one place they are defined: read
+ * from its text, so that this module stays pure and links alone. */
+static const char *const param_defaults[OR_P_COUNT] = {
+#define OR_TMO_PARAM_DEFAULT(id, name, type, def, min, max, desc) [OR_P_##id] = def,
+    OR_PARAM_TABLE(OR_TMO_PARAM_DEFAULT)
+#undef OR_TMO_PARAM_DEFAULT
+};
+
+static double table_default(enum or_param_id id)
+{
+	return strtod(param_defaults[id], NULL);
+}
+
 void or_tmo_config_default(struct or_tmo_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->nranks = 1;
 	cfg->rank = 0;
-	cfg->calib_ops = 16;
 	/*
-	 * A deadline 1.1x a normal phase: a burst of cross traffic that halves a phase's rate
-	 * is cut there, so an operation ends within about 1.1x its usual time plus the
-	 * decode (the aim: a P99 within 1.3x the P50), and what is cut is estimated.
-	 * At 1.2x, operations that met a burst took 1.4x with the decode and the wake-ups.
-	 * The 75th percentile times 1.15 came to 1.3-1.4x, and burst phases slipped under it.
+	 * The parameters' defaults.  calib_margin 1.1: a burst of cross traffic that halves a
+	 * phase's rate is cut there, so an operation ends within about 1.1x its usual time plus
+	 * the decode (the aim: a P99 within 1.3x the P50); 1.2 let burst operations take 1.4x.
+	 * backoff_after_us 5 s: cross traffic lasts up to seconds, and backing off within a
+	 * burst made the operations at its end 2.3x longer for data the deadline gives up.
 	 */
-	cfg->calib_percentile = 50.0;
-	cfg->calib_margin = 1.1;
-	cfg->calib_slack_us = 2500;
-	cfg->min_us = 200;
-	cfg->max_us = 2000000;
+	cfg->calib_ops = (uint32_t)table_default(OR_P_CALIB_OPS);
+	cfg->calib_percentile = table_default(OR_P_CALIB_PERCENTILE);
+	cfg->calib_margin = table_default(OR_P_CALIB_MARGIN);
+	cfg->calib_slack_us = (uint64_t)table_default(OR_P_CALIB_SLACK_US);
+	cfg->min_us = (uint64_t)table_default(OR_P_TIMEOUT_MIN_US);
+	cfg->max_us = (uint64_t)table_default(OR_P_TIMEOUT_MAX_US);
 	/* Before anything is known, only the upper bound cannot cut a healthy operation. */
 	cfg->initial_us = cfg->max_us;
-	cfg->user_timeout_us = 0;
-	cfg->early_timeout = 1;
-	cfg->early_fraction = 0.02;
+	cfg->user_timeout_us = (uint64_t)table_default(OR_P_TIMEOUT_US);
+	cfg->early_timeout = table_default(OR_P_EARLY_TIMEOUT) != 0;
+	cfg->early_fraction = table_default(OR_P_EARLY_FRACTION);
 	/* A phase lasts t_C; a sender that has not begun by twice that is not coming. */
-	cfg->absent_factor = 2.0;
-	/* TCP's smoothed-RTT weight: completions slower than the plain deadline undo a backoff
-	 * in about 8 operations (one that fits ends it, see fold_sample). */
+	cfg->absent_factor = table_default(OR_P_ABSENT_FACTOR);
+	cfg->backoff_after_us = (uint64_t)table_default(OR_P_BACKOFF_AFTER_US);
+	cfg->loss_budget = table_default(OR_P_LOSS_BUDGET);
+	cfg->user_incast = (uint32_t)table_default(OR_P_INCAST);
+	/* The controller's own constants, no parameters.  TCP's smoothed-RTT weight:
+	 * completions slower than the plain deadline undo a backoff in about 8 operations (one
+	 * that fits ends it, see fold_sample). */
 	cfg->ewma_alpha = 0.125;
 	cfg->backoff = 1.5;
-	/*
-	 * Cross traffic that another tenant's shuffle brings lasts up to seconds (TCP flows
-	 * keep sending for seconds after their ON period ends); three 4 MiB operations cut in
-	 * a row are a fraction of one.  Backing off within a burst made the
-	 * operations that met its end 2.3x longer, for data the deadline is
-	 * there to give up.  Small operations back off after OR_TMO_BACKOFF_CUTS_ANYWAY cuts:
-	 * with the horizon alone, 64 KiB on a clean network lost 1.3% of its contributions
-	 * to deadlines of 2.4 ms that a rank off its CPU for a few ms kept missing.
-	 */
-	cfg->backoff_after_us = 5000000;
 	/* Healthy shared clouds lose 0.05-0.2% (docs/design.md, "Pacing"); 1% means congestion. */
 	cfg->loss_threshold = 0.01;
 	cfg->clean_ops_to_grow = 8;
-	cfg->loss_budget = 0.05;
 	cfg->incast_initial = 0;
-	cfg->user_incast = 0;
 }
 
 /*
