@@ -107,7 +107,7 @@ int or_api_post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t co
 /* trial: where a measured choice records this operation (measure.h); NULL: never measured. */
 const struct or_alg *or_select_algorithm(optireduce_comm_t *comm, size_t bytes, int bounded,
                                          struct or_trial *trial);
-/* Communicator building blocks, shared with lib/hier/layout.c (lib/core/comm.c). */
+/* Communicator building blocks, shared with lib/hier/layout.c (lib/core/comm_build.c). */
 optireduce_comm_t *or_comm_alloc(optireduce_ctx_t *ctx, uint32_t rank, uint32_t size);
 int or_comm_open_channels(optireduce_comm_t *c, int same_host);
 /*

@@ -348,7 +348,7 @@ static void idle_wait(struct or_hier *h, double idle_us)
 		nanosleep(&ts, NULL);
 }
 
-/* For optireduce_comm_progress (progress_api.c): the queue's pass and the idle wait. */
+/* For optireduce_comm_progress (lib/core/progress_api.c): the queue's pass and the idle wait. */
 void or_hier_progress(struct or_hier *h, int *activity)
 {
 	progress(h, activity);

@@ -1,11 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Operations: argument checks, the per-communicator queue, and the progress
- * engine.  Every rank starts a communicator's operations in the same order, up
+ * The request engine (op.h): argument checks, the per-communicator queue, posting and
+ * progress; testing and waiting are in wait.c.  Every rank starts a communicator's operations in the same order, up
  * to max_inflight at once, and each finishes when its own data is in, so tags
  * and sequence numbers agree everywhere (docs/design.md, "Operations in flight").
  */
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -402,8 +401,8 @@ int or_op_post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t cou
 	return 0;
 }
 
-/* For the public progress call (progress_api.c): after a transport error or a timeout every
- * operation not yet completed fails with err, as in optireduce_test and optireduce_wait. */
+/* For the waiters (wait.c, lib/core/progress_api.c): after a transport error or a timeout
+ * every operation not yet completed fails with err. */
 void or_comm_fail(optireduce_comm_t *comm, int err)
 {
 	fail_all(comm, err);
