@@ -46,8 +46,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithm.h"
-#include "reduce.h"
+#include "lib/op/algorithm.h"
+#include "lib/kernels/reduce.h"
 
 struct rab_step {
 	uint32_t peer;

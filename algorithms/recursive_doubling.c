@@ -29,8 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithm.h"
-#include "reduce.h"
+#include "lib/op/algorithm.h"
+#include "lib/kernels/reduce.h"
 
 enum rd_action {
 	RD_SEND,     /* send my buffer, keep it (fold: hand data up; unfold: hand result down) */

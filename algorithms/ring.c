@@ -37,8 +37,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithm.h"
-#include "reduce.h"
+#include "lib/op/algorithm.h"
+#include "lib/kernels/reduce.h"
 
 struct ring_lane {
 	uint32_t step;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <strings.h>
 
-#include "algorithm.h"
+#include "lib/op/algorithm.h"
 
 /* Order is the id: keep it stable, append new algorithms at the end. */
 const struct or_alg *const or_alg_table[] = {

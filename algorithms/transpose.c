@@ -29,8 +29,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithm.h"
-#include "reduce.h"
+#include "lib/op/algorithm.h"
+#include "lib/kernels/reduce.h"
 
 struct tar_state {
 	int stage;

@@ -38,8 +38,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "algorithm.h"
-#include "reduce.h"
+#include "lib/op/algorithm.h"
+#include "lib/kernels/reduce.h"
 #include "tree_shape.h"
 
 #define TREES     OR_TREE_TREES

@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "bench_util.h"
-#include "hadamard.h"
+#include "lib/kernels/hadamard.h"
 
 static const struct {
 	const char *name;

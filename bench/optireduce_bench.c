@@ -32,7 +32,7 @@
 #include <mpi.h>
 
 #include "bench_util.h"
-#include "dtype_value.h"
+#include "test/mpi/dtype_value.h"
 #include "optireduce_bench.h"
 #include "optireduce_mpi.h"
 

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <stdio.h>
 
-#include "dtype_value.h"
+#include "test/mpi/dtype_value.h"
 #include "optireduce_bench.h"
 
 MPI_Datatype ob_mpi_dtype(enum optireduce_dtype dt)

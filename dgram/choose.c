@@ -8,8 +8,8 @@
  */
 #include <stdio.h>
 
-#include "../ofi/ofi.h"
-#include "../udp/udp.h"
+#include "ofi/ofi.h"
+#include "udp/udp.h"
 #include "dgram.h"
 #include "optireduce.h"
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: BSD-3-Clause
 """Maintainer tool: regenerate the parameter tables of man/optireduce.7.md and
-README.md from the one parameter table, lib/params.h (then run man/md2man.sh)."""
+README.md from the one parameter table, lib/core/params.h (then run man/md2man.sh)."""
 import re, sys, os
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-src = open(os.path.join(root, 'lib/params.h')).read()
+src = open(os.path.join(root, 'lib/core/params.h')).read()
 body = src[src.index('#define OR_PARAM_TABLE(X)'):src.index('enum or_param_id')]
 body = re.sub(r'\\\n', '\n', body)
 body = re.sub(r'/\*.*?\*/', '', body, flags=re.S)

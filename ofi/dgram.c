@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../dgram/dgram.h"
+#include "dgram/dgram.h"
 #include "ofi.h"
 #include "optireduce.h"
 

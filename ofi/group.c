@@ -186,46 +186,7 @@ int or_ofi_group_join(struct or_ofi *o, uint32_t group, uint16_t port, int loop,
 	return 0;
 }
 
-void or_ofi_group_leave(struct or_ofi *o)
-{
-	if (!o)
-		return;
-	if (o->gmc)
-		fi_close(&o->gmc->fid);
-	if (o->gep)
-		fi_close(&o->gep->fid);
-	if (o->geq)
-		fi_close(&o->geq->fid);
-	o->gmc = NULL;
-	o->gep = NULL;
-	o->geq = NULL;
-	o->gaddr = 0;
-}
-
-int or_ofi_group_joined(const struct or_ofi *o)
-{
-	return o && o->gep && !o->closed;
-}
-
 size_t or_ofi_group_rx_depth(const struct or_ofi *o)
 {
 	return or_ofi_group_joined(o) ? or_ofi_rx_depth(o) : 0;
-}
-
-static int group_socket(struct or_ofi *o)
-{
-	unsigned char name[128];
-	size_t len = sizeof(name);
-
-	if (!or_ofi_group_joined(o) || fi_getname(&o->gep->fid, name, &len) || len > sizeof(name))
-		return -1;
-	return or_ofi_find_socket(name, len);
-}
-
-void or_ofi_group_resize(struct or_ofi *o, size_t bytes, size_t (*resize)(int, size_t))
-{
-	int fd = group_socket(o);
-
-	if (fd >= 0)
-		resize(fd, bytes);
 }

@@ -159,6 +159,23 @@ static int open_info(struct or_ofi *o, struct fi_info *fi)
 	return ret;
 }
 
+/* The multicast group's endpoint (group.c) closes with the endpoint it was joined beside. */
+void or_ofi_group_leave(struct or_ofi *o)
+{
+	if (!o)
+		return;
+	if (o->gmc)
+		fi_close(&o->gmc->fid);
+	if (o->gep)
+		fi_close(&o->gep->fid);
+	if (o->geq)
+		fi_close(&o->geq->fid);
+	o->gmc = NULL;
+	o->gep = NULL;
+	o->geq = NULL;
+	o->gaddr = 0;
+}
+
 static void close_fids(struct or_ofi *o)
 {
 	or_ofi_group_leave(o);

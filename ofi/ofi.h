@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../dgram/xfer.h"
+#include "dgram/xfer.h"
 
 enum or_ofi_kind {
 	OR_OFI_RDM,   /* reliable: exact mode */

@@ -18,6 +18,9 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include <rdma/fi_cm.h>
+#include <rdma/fi_endpoint.h>
+
 #include "ofi.h"
 #include "ofi_int.h"
 #include "sock.h"
@@ -151,6 +154,29 @@ size_t or_ofi_resize_sndbuf(int fd, size_t bytes)
 	/* Below the kernel's floor the floor applies; the report is the doubled value. */
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &want, sizeof(want));
 	return sockbuf_of(fd, SO_SNDBUF);
+}
+
+int or_ofi_group_joined(const struct or_ofi *o)
+{
+	return o && o->gep && !o->closed;
+}
+
+static int group_socket(struct or_ofi *o)
+{
+	unsigned char name[128];
+	size_t len = sizeof(name);
+
+	if (!or_ofi_group_joined(o) || fi_getname(&o->gep->fid, name, &len) || len > sizeof(name))
+		return -1;
+	return or_ofi_find_socket(name, len);
+}
+
+void or_ofi_group_resize(struct or_ofi *o, size_t bytes, size_t (*resize)(int, size_t))
+{
+	int fd = group_socket(o);
+
+	if (fd >= 0)
+		resize(fd, bytes);
 }
 
 /* The endpoint's socket, and the group's, which takes as much (group.c), resized. */

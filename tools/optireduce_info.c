@@ -48,7 +48,7 @@ static void usage(const char *argv0)
 	    argv0);
 }
 
-/* What communicator creation compares to find the ranks that share a host (lib/comm.c). */
+/* What communicator creation compares to find the ranks that share a host (lib/core/comm.c). */
 static void print_host(void)
 {
 	const char *id = getenv("OPTIREDUCE_HOST_ID"), *h = getenv("OPTIREDUCE_HIERARCHY");

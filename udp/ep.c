@@ -144,41 +144,6 @@ static void close_endpoint(struct or_dgram *d)
 	free(u);
 }
 
-static uint64_t src_key(uint32_t addr, uint16_t port)
-{
-	return ((uint64_t)addr << 16 | port) + 1; /* 0 is an empty slot */
-}
-
-static uint32_t src_slot(uint64_t key, uint32_t mask)
-{
-	return (uint32_t)((key * 0x9E3779B97F4A7C15ull) >> 32) & mask;
-}
-
-uint32_t or_udp_source(const struct or_udp *u, const struct sockaddr_in *from)
-{
-	uint64_t key = src_key(from->sin_addr.s_addr, from->sin_port);
-
-	if (!u->src_key)
-		return OR_SRC_STRANGER;
-	for (uint32_t s = src_slot(key, u->src_mask);; s = (s + 1) & u->src_mask) {
-		if (u->src_key[s] == key)
-			return u->src_rank[s];
-		if (!u->src_key[s])
-			return OR_SRC_STRANGER;
-	}
-}
-
-static void src_add(struct or_udp *u, uint32_t addr, uint16_t port, uint32_t rank)
-{
-	uint64_t key = src_key(addr, port);
-	uint32_t s = src_slot(key, u->src_mask);
-
-	while (u->src_key[s] && u->src_key[s] != key)
-		s = (s + 1) & u->src_mask;
-	u->src_key[s] = key;
-	u->src_rank[s] = rank;
-}
-
 static int getname(struct or_dgram *d, void *buf, size_t *len)
 {
 	struct or_udp *u = (struct or_udp *)d;
@@ -220,7 +185,7 @@ static int av_insert(struct or_dgram *d, const void *names, size_t stride, uint3
 			to->sin_family = AF_INET;
 			to->sin_addr.s_addr = nm.sin.sin_addr.s_addr;
 			to->sin_port = nm.port[f];
-			src_add(u, nm.sin.sin_addr.s_addr, nm.port[f], r);
+			or_udp_src_add(u, nm.sin.sin_addr.s_addr, nm.port[f], r);
 		}
 	}
 	u->npeers = n;

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
-#include "../dgram/dgram.h"
+#include "dgram/dgram.h"
 #include "seg.h"
 
 #define OR_UDP_MAX_FLOWS 16
@@ -75,7 +75,7 @@ struct or_udp {
 	int gso_refused; /* errno of the send that turned segmentation off, 0 */
 	struct or_udp_peer *peers;
 	uint32_t npeers;
-	/* (address, port) -> rank, open addressing (ep.c, or_udp_source) */
+	/* (address, port) -> rank, open addressing (src.c, or_udp_source) */
 	uint64_t *src_key;
 	uint32_t *src_rank;
 	uint32_t src_mask;
@@ -127,6 +127,8 @@ int or_udp_rx_options(int fd, int gro);
 
 /* ep.c */
 uint32_t or_udp_source(const struct or_udp *u, const struct sockaddr_in *from);
+/* Records that rank sends from (addr, port), both in network order (src.c). */
+void or_udp_src_add(struct or_udp *u, uint32_t addr, uint16_t port, uint32_t rank);
 
 /* group.c */
 int or_udp_group_join(struct or_dgram *d, uint32_t group, uint16_t port, int loop, char *why,

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "coll.h"
+#include "lib/op/coll.h"
 
 struct optireduce_comm;
 struct or_ofi;
@@ -52,7 +52,7 @@ void or_bounded_mcast_use(struct or_bounded *b, int use, const char *why);
 int or_bounded_mcast_describe(const struct or_bounded *b, char *buf, size_t len);
 
 /* A descriptor the channel's waits also end on when it polls readable (the communicator's
- * wake-up, lib/wake.c); the channel never reads it.  -1: none. */
+ * wake-up, lib/op/wake.c); the channel never reads it.  -1: none. */
 void or_bounded_set_wake_fd(struct or_bounded *b, int fd);
 /* Reap completions and deliver packets; returns > 0 if anything happened. */
 int or_bounded_poll(struct or_bounded *b);
@@ -66,7 +66,7 @@ int or_bounded_wait(struct or_bounded *b, struct or_ofi *rdm, int timeout_ms);
 void or_bounded_lock(struct or_bounded *b);
 void or_bounded_unlock(struct or_bounded *b);
 
-/* When the core encoded and decoded an operation (lib/codec.h): the channel's timeline. */
+/* When the core encoded and decoded an operation (lib/op/codec.h): the channel's timeline. */
 struct or_bounded_times {
 	double start_us;   /* the core took the operation, before encoding */
 	double encoded_us; /* the algorithm's view is ready */

@@ -11,17 +11,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "bounded.h"
-#include "chan.h"
-#include "feature.h"
-#include "internal.h"
-#include "mcast.h"
-#include "pacing.h"
-#include "ctl/sendfail.h"
-#include "sendq.h"
-#include "timeout.h"
-#include "../../dgram/dgram.h"
-#include "../../ofi/ofi.h"
+#include "lib/bounded/bounded.h"
+#include "lib/bounded/chan.h"
+#include "lib/bounded/feature.h"
+#include "lib/core/internal.h"
+#include "lib/bounded/mcast.h"
+#include "lib/bounded/ctl/pacing.h"
+#include "lib/bounded/ctl/sendfail.h"
+#include "lib/bounded/ctl/sendq.h"
+#include "lib/bounded/ctl/timeout.h"
+#include "dgram/dgram.h"
+#include "ofi/ofi.h"
 
 #define OR_RX_RING    2048  /* most pre-posted receive buffers (udp takes 1024: 1.5 MB) */
 #define OR_TX_POOL    256   /* send buffers in flight */

@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "bounded_int.h"
+#include "lib/bounded/bounded_int.h"
 
 static struct or_bounded *bounded_of(struct or_chan *ch)
 {

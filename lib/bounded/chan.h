@@ -13,9 +13,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "internal.h"
-#include "op.h"
-#include "wire.h"
+#include "lib/core/internal.h"
+#include "lib/bounded/op.h"
+#include "lib/bounded/wire.h"
 
 #define OR_BD_GROUP   UINT32_MAX /* the peer of a datagram sent once to the group */
 #define OR_SEQ_WINDOW 64 /* how far ahead of the newest operation packets are parked */

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "bounded_int.h"
-#include "wire.h"
+#include "lib/bounded/bounded_int.h"
+#include "lib/bounded/wire.h"
 
 static void init_locks(struct or_bounded *b)
 {

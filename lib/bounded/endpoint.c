@@ -4,7 +4,7 @@
  * parameters and the core's placement ask of it, which transport serves it and why, said
  * once in the log.
  */
-#include "bounded_int.h"
+#include "lib/bounded/bounded_int.h"
 
 void or_bounded_dgram_want(const struct or_params *p, const struct or_nic_choice *nic,
                            int same_host, struct or_dgram_want *w)

@@ -5,8 +5,8 @@
  */
 #include <string.h>
 
-#include "bounded_int.h"
-#include "reduce.h"
+#include "lib/bounded/bounded_int.h"
+#include "lib/kernels/reduce.h"
 
 /* Elements of [off, off + len) (bytes of the sender's region) that arrived. */
 static size_t arrived_elems(const struct or_bounded *b, const struct or_inbound *in, size_t off,

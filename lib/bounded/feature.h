@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "chan.h"
+#include "lib/bounded/chan.h"
 
 struct or_bd_feature {
 	const char *name;

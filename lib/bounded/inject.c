@@ -3,7 +3,7 @@
  * Loss injection for tests and experiments (parameter inject_loss): the sender drops a
  * seeded random fraction of its data packets instead of handing them to the endpoint.
  */
-#include "bounded_int.h"
+#include "lib/bounded/bounded_int.h"
 
 /* splitmix64: cheap, seedable, good enough to choose which packets to drop. */
 static uint64_t mix64(uint64_t *s)

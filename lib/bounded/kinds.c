@@ -4,7 +4,7 @@
  * the order their hooks run, and one row per kind of datagram (wire.h, or_wire_kind).  A
  * new feature or kind is a line here; the centre names none of them.
  */
-#include "feature.h"
+#include "lib/bounded/feature.h"
 
 extern const struct or_bd_feature or_peers_feature;    /* features/peerfail.c */
 extern const struct or_bd_feature or_repair_feature;   /* features/repair.c */

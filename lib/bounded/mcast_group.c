@@ -3,15 +3,15 @@
  * The bounded channel's multicast group (docs/design.md, "Multicast"): its address and port,
  * chosen by the communicator's id from the multicast_range parameter, the join at creation,
  * and the probe that checks that every rank hears every other on it.  Whether the group is
- * used is decided by the core with every rank (lib/multicast.c).
+ * used is decided by the core with every rank (lib/core/multicast.c).
  */
 #include <arpa/inet.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "bounded_int.h"
-#include "wire.h"
+#include "lib/bounded/bounded_int.h"
+#include "lib/bounded/wire.h"
 
 /* "a.b.c.d/p" inside 224.0.0.0/4: 0, or -OPTIREDUCE_EINVAL. */
 int or_bounded_mcast_range(const char *s, uint32_t *base, unsigned *prefix)

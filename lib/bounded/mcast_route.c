@@ -5,7 +5,7 @@
  */
 #include <stdio.h>
 
-#include "bounded_int.h"
+#include "lib/bounded/bounded_int.h"
 
 void or_bd_mcast_failed(struct or_bounded *b, int code)
 {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bounded_int.h"
+#include "lib/bounded/bounded_int.h"
 
 /* What the features kept for op (its op_end hooks) went with its retirement (end_op). */
 static void free_op(struct or_bounded_op *op)

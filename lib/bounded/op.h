@@ -10,7 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "coll.h"
+#include "lib/op/coll.h"
 
 /* Phases of an algorithm that declares none (Transpose). */
 #define OR_DEFAULT_PHASES 2

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bounded_int.h"
+#include "lib/bounded/bounded_int.h"
 
 static size_t npkts_of(const struct or_bounded *b, size_t bytes)
 {

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bounded_int.h"
+#include "lib/bounded/bounded_int.h"
 
 void or_bd_sleep_us(long us)
 {

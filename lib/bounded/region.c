@@ -4,7 +4,7 @@
  * the slots in use, the send order of a region.  Pure: the channel and every feature use
  * these, and they call nothing back.
  */
-#include "op.h"
+#include "lib/bounded/op.h"
 
 /* The inbound slot of sender in ph, or NULL if the phase expects nothing from it. */
 struct or_inbound *or_bd_inbound_of(struct or_phase *ph, uint32_t size, uint32_t sender)

@@ -9,8 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bounded_int.h"
-#include "wire.h"
+#include "lib/bounded/bounded_int.h"
+#include "lib/bounded/wire.h"
 
 /* With ofi_lock held. */
 static int post_rx(struct or_bounded *b, struct or_rxbuf *r)

@@ -2,10 +2,10 @@
 /*
  * The endpoint socket's send queue (docs/design.md, "Pacing"): the buffer socket_sndbuf
  * gives, or else one that holds send_queue_us of the rate the host's queue drains at
- * (lib/sendq.h), learnt from the bytes still queued while the channel hands it nothing;
+ * (lib/bounded/ctl/sendq.h), learnt from the bytes still queued while the channel hands it nothing;
  * and the hold that keeps first-pass data in the library beyond queue_hold_us of it.
  */
-#include "bounded_int.h"
+#include "lib/bounded/bounded_int.h"
 
 void or_bd_sndbuf_init(struct or_bounded *b)
 {

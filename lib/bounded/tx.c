@@ -7,9 +7,9 @@
 #include <math.h>
 #include <string.h>
 
-#include "bounded_int.h"
-#include "ctl/sendfail.h"
-#include "wire.h"
+#include "lib/bounded/bounded_int.h"
+#include "lib/bounded/ctl/sendfail.h"
+#include "lib/bounded/wire.h"
 
 static void on_tx(void *arg)
 {

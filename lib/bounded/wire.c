@@ -4,7 +4,7 @@
  */
 #include <errno.h>
 
-#include "wire.h"
+#include "lib/bounded/wire.h"
 
 #define CHECK_OFF 42
 

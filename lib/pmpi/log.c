@@ -9,7 +9,7 @@
 int orp_log_level = ORP_LOG_WARN;
 int orp_world_rank = -1;
 
-/* Same variable and scale as the core library (lib/log.c). */
+/* Same variable and scale as the core library (lib/core/log.c). */
 void orp_log_init(void)
 {
 	const char *e = getenv("OPTIREDUCE_LOG_LEVEL");

@@ -26,8 +26,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bounded/bounded_int.h"
-#include "bounded/wire.h"
+#include "lib/bounded/bounded_int.h"
+#include "lib/bounded/wire.h"
 #include "fuzz_input.h"
 #include "fuzz_rx.h"
 

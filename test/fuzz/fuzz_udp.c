@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../udp/udp_int.h"
+#include "udp/udp_int.h"
 #include "fuzz_input.h"
 #include "optireduce.h"
 

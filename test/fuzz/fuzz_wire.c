@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bounded/wire.h"
+#include "lib/bounded/wire.h"
 #include "fuzz_input.h"
 
 /* The receiver: 5 ranks, operations [100, 164), three steps; step 1 expects nothing. */

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "bounded/wire.h"
+#include "lib/bounded/wire.h"
 #include "fuzz_rx.h"
 
 #define BLOCK_BYTES (16 * 4) /* fuzz_rx.c: blocks of 16 floats */

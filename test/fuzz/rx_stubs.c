@@ -8,8 +8,8 @@
  */
 #include <stddef.h>
 
-#include "../../dgram/dgram.h"
-#include "internal.h"
+#include "dgram/dgram.h"
+#include "lib/core/internal.h"
 #include "fuzz_rx.h"
 
 static double fake_now;

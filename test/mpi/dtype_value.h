@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "half.h"
+#include "lib/kernels/half.h"
 #include "optireduce.h"
 
 static inline void dtype_store(void *buf, size_t i, enum optireduce_dtype dt, double v)

@@ -128,7 +128,7 @@ static double reference(size_t i, enum optireduce_dtype dt, enum optireduce_op o
 #define PERIOD (101 * 17 * 9)
 static double ref_val[PERIOD], ref_tol[PERIOD];
 
-/* Bounded mode serves these (lib/allreduce.c, bounded_eligible); the rest runs exact. */
+/* Bounded mode serves these (lib/op/allreduce.c, bounded_eligible); the rest runs exact. */
 static int bounded_eligible(enum optireduce_dtype dt, enum optireduce_op op)
 {
 	return eps_of(dt) > 0 && (op == OPTIREDUCE_SUM || op == OPTIREDUCE_AVG);

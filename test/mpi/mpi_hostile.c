@@ -64,10 +64,10 @@
 #include <mpi.h>
 
 #include "optireduce_mpi.h"
-#include "internal.h"
-#include "bounded/bounded.h"
-#include "hadamard.h"
-#include "bounded/wire.h"
+#include "lib/core/internal.h"
+#include "lib/bounded/bounded.h"
+#include "lib/kernels/hadamard.h"
+#include "lib/bounded/wire.h"
 
 #define BLOCK            256 /* hadamard_block */
 #define LOG2_BLOCK       8

@@ -6,7 +6,7 @@
  */
 #include <dlfcn.h>
 
-#include "pmpi/optireduce_pmpi.h"
+#include "lib/pmpi/optireduce_pmpi.h"
 
 void pmpi_test_counts(long long *exact, long long *pmpi, long long *fortran);
 void pmpi_test_nb_counts(long long *calls, long long *served);

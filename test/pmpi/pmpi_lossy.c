@@ -22,7 +22,7 @@
 
 #include <mpi.h>
 
-#include "pmpi/optireduce_pmpi.h"
+#include "lib/pmpi/optireduce_pmpi.h"
 
 static int rank, nranks, failures;
 

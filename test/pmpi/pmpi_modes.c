@@ -25,7 +25,7 @@
 
 #include <mpi.h>
 
-#include "pmpi/optireduce_pmpi.h"
+#include "lib/pmpi/optireduce_pmpi.h"
 
 static int (*get_stats)(struct optireduce_pmpi_stats *);
 static int rank, nranks, failures;

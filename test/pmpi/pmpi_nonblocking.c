@@ -22,7 +22,7 @@
 
 #include <mpi.h>
 
-#include "pmpi/optireduce_pmpi.h"
+#include "lib/pmpi/optireduce_pmpi.h"
 
 #define N_BIG   (1 << 20) /* 4 MiB of float: many segments, so progress matters */
 #define N_SMALL 1000

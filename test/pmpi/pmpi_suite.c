@@ -30,7 +30,7 @@
 
 #include <mpi.h>
 
-#include "pmpi/optireduce_pmpi.h"
+#include "lib/pmpi/optireduce_pmpi.h"
 
 #define BOUNDED_MIN_BYTES 1024
 

@@ -13,7 +13,7 @@
 
 #include <mpi.h>
 
-#include "pmpi/optireduce_pmpi.h"
+#include "lib/pmpi/optireduce_pmpi.h"
 
 struct rs_type {
 	MPI_Datatype dt;

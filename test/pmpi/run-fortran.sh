@@ -15,7 +15,7 @@ if ! (cd "$tmp" && mpifort -c probe.f90) >/dev/null 2>&1; then
 	echo "mpifort cannot build 'use mpi': skipping"
 	exit 77
 fi
-mpicc -c -I"${top_srcdir:-.}/lib" "$src/pmpi_fortran_counts.c" -o "$tmp/counts.o" || exit 99
+mpicc -c -I"${top_srcdir:-.}" "$src/pmpi_fortran_counts.c" -o "$tmp/counts.o" || exit 99
 mpifort -J "$tmp" -o "$tmp/prog" "$src/$name.f90" "$tmp/counts.o" || exit 99
 "$src/run-pmpi.sh" 2 "$tmp/prog" || exit $?
 printf 'program t\nuse mpi_f08\nend program t\n' >"$tmp/probe.f90"

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "pmpi/policy.h"
+#include "lib/pmpi/policy.h"
 
 #define F32  OPTIREDUCE_FLOAT32
 #define F64  OPTIREDUCE_FLOAT64

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unit test of the randomized Hadamard codec (lib/hadamard.c): definition, inverse, kernel
+ * Unit test of the randomized Hadamard codec (lib/kernels/hadamard.c): definition, inverse, kernel
  * agreement, linearity, energy, sign generator and argument checking.
  * Exit 0 pass, 1 fail (77 is never needed: the portable kernel always runs).
  */
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hadamard.h"
+#include "lib/kernels/hadamard.h"
 #include "optireduce.h"
 
 static int failures;

@@ -54,7 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hadamard.h"
+#include "lib/kernels/hadamard.h"
 
 #define NR    4
 #define LG    12

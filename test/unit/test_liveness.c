@@ -10,7 +10,7 @@
 
 #include "check.h"
 #include "optireduce.h"
-#include "bounded/ctl/liveness.h"
+#include "lib/bounded/ctl/liveness.h"
 
 #define TIMEOUT_US 10000.0
 

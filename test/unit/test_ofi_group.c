@@ -12,7 +12,7 @@
 
 #include "check.h"
 #include "optireduce.h"
-#include "../ofi/ofi.h"
+#include "ofi/ofi.h"
 
 #define GROUP 0xEFC0F00Du /* 239.192.240.13 */
 #define PORT  50999

@@ -9,8 +9,8 @@
 
 #include "check.h"
 #include "optireduce.h"
-#include "../ofi/ofi.h"
-#include "../ofi/sock.h"
+#include "ofi/ofi.h"
+#include "ofi/sock.h"
 
 static size_t sockopt(int fd, int opt)
 {

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unit test of the adaptive sending rate (lib/pacing.c) on synthetic runs of
+ * Unit test of the adaptive sending rate (lib/bounded/ctl/pacing.c) on synthetic runs of
  * operations: a lossy link's usual loss, a burst of cross traffic, a link that
  * refuses sends, deadline cuts, the bounds.  Exit 0 when all pass, 1 otherwise.
  */
@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../lib/pacing.h"
+#include "lib/bounded/ctl/pacing.h"
 
 #include "check.h"
 

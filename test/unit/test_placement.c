@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Placement (lib/placement.c) on a made-up host, test/unit/topology_2numa_2nic.xml, loaded
+ * Placement (lib/topo/placement.c) on a made-up host, test/unit/topology_2numa_2nic.xml, loaded
  * through HWLOC_XMLFILE as the library loads the real machine: two NUMA nodes of two
  * cores of two PUs (core c has PUs c and c + 4), eth0 on node 0, eth1 and its RDMA device
  * mlx5_1 on node 1.  A rank in node 0 prefers eth0, in node 1 eth1; iface wins over
@@ -17,7 +17,7 @@
 
 #include "optireduce.h"
 #include "check.h"
-#include "placement.h"
+#include "lib/topo/placement.h"
 
 #ifndef HAVE_HWLOC
 int main(void)

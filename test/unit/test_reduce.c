@@ -18,8 +18,8 @@
 #include <string.h>
 
 #include "optireduce.h"
-#include "half.h"
-#include "reduce.h"
+#include "lib/kernels/half.h"
+#include "lib/kernels/reduce.h"
 
 static unsigned long failures;
 static unsigned long checks;

@@ -10,7 +10,7 @@
 
 #include "check.h"
 #include "optireduce.h"
-#include "bounded/ctl/sendfail.h"
+#include "lib/bounded/ctl/sendfail.h"
 
 #define TIMEOUT_US 10000.0
 

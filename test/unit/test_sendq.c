@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unit test of the send buffer's sizing from its queue's drain (lib/sendq.c) on synthetic
+ * Unit test of the send buffer's sizing from its queue's drain (lib/bounded/ctl/sendq.c) on synthetic
  * readings: a slow link's queue, a fast link's that empties, readings across sends, the
  * floor, the ceiling and the hysteresis; and the hold of first-pass data on the same
  * readings.  Exit 0 when all pass, 1 otherwise.
  */
 #include <stdio.h>
 
-#include "../lib/sendq.h"
+#include "lib/bounded/ctl/sendq.h"
 
 #include "check.h"
 

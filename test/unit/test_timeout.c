@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unit test of the timeout controller (lib/timeout.c) on synthetic traces: configuration,
+ * Unit test of the timeout controller (lib/bounded/ctl/timeout.c) on synthetic traces: configuration,
  * size classes, calibration, a user's timeout, and when a phase closes.
  * test_timeout_adapt.c has how deadlines adapt.
  * Prints every check; exit 0 when all pass, 1 otherwise.
@@ -12,7 +12,7 @@
 #include <string.h>
 
 #include "optireduce.h"
-#include "../lib/timeout.h"
+#include "lib/bounded/ctl/timeout.h"
 
 _Static_assert(OR_TMO_EINVAL == -OPTIREDUCE_EINVAL, "timeout.h EINVAL out of step");
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Unit test of how the timeout controller (lib/timeout.c, lib/timeout_learn.c) adapts on
+ * Unit test of how the timeout controller (lib/bounded/ctl/timeout.c, lib/bounded/ctl/timeout_learn.c) adapts on
  * synthetic traces: stretching and tightening, extremes, consensus across ranks, incast,
  * and the loss budget.  Prints every check; exit 0 when all pass, 1 otherwise.
  */

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 
 #include "check.h"
-#include "tree_shape.h"
+#include "algorithms/tree_shape.h"
 
 #define MAX_N 130
 

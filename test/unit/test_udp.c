@@ -14,9 +14,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "../dgram/dgram.h"
-#include "../udp/seg.h"
-#include "../udp/udp.h"
+#include "dgram/dgram.h"
+#include "udp/seg.h"
+#include "udp/udp.h"
 #include "check.h"
 #include "optireduce.h"
 

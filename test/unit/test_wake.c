@@ -24,7 +24,7 @@
  * channel, so the blocker waits for rank 1 rather than a deadline) it sees the wake-up
  * between 1 ms waits.  -W: no wake-up, progress called with 2 ms as the Python package did
  * before, for comparison.  -H: hierarchy on, so the two ranks meet in shared memory
- * (lib/hier_op.c's queue, whose idle wait yields for 2 ms, then naps 50 us).  Always,
+ * (lib/hier/hier_op.c's queue, whose idle wait yields for 2 ms, then naps 50 us).  Always,
  * with the wake-up: rank 0's optireduce_comm_progress calls return at most 4 times per
  * hand-over (a call that returns at once makes its caller spin: it did on a communicator
  * with hier, 0.79 CPU s per s of waiting); the share of a CPU its thread used is printed.

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bounded/wire.h"
+#include "lib/bounded/wire.h"
 
 static int failures;
 

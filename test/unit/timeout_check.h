@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "optireduce.h"
-#include "../lib/timeout.h"
+#include "lib/bounded/ctl/timeout.h"
 
 #define KB 1024u
 #define SZ (64 * KB) /* the size class most tests use */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <stdlib.h>
 
-#include "liveness.h"
+#include "lib/bounded/ctl/liveness.h"
 #include "optireduce.h"
 
 int or_liveness_init(struct or_liveness *l, uint32_t npeers)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include <stdlib.h>
 
-#include "log.h"
+#include "lib/core/log.h"
 #include "optireduce.h"
-#include "sendfail.h"
+#include "lib/bounded/ctl/sendfail.h"
 
 int or_sendfail_init(struct or_sendfail *s, uint32_t npeers)
 {

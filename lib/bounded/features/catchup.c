@@ -11,7 +11,7 @@
  */
 #include <stdlib.h>
 
-#include "../feature.h"
+#include "lib/bounded/feature.h"
 
 static int catch_up_on(const struct or_chan *ch)
 {

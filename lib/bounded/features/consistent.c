@@ -15,11 +15,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../chan.h"
-#include "../feature.h"
-#include "consistent.h"
-#include "reduce.h"
-#include "../wire.h"
+#include "lib/bounded/chan.h"
+#include "lib/bounded/feature.h"
+#include "lib/bounded/features/consistent.h"
+#include "lib/kernels/reduce.h"
+#include "lib/bounded/wire.h"
 
 static int consist_on(const struct or_chan *ch)
 {

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "../chan.h"
+#include "lib/bounded/chan.h"
 
 /* Own bitmaps kept to answer requests: while a peer waits for this rank's bitmap of
  * operation s, this rank starts nothing past s + 2 OR_INFLIGHT_MAX - 1 (docs/design.md,

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "consistent.h"
-#include "../wire.h"
+#include "lib/bounded/features/consistent.h"
+#include "lib/bounded/wire.h"
 
 static void set_bit(uint8_t *m, size_t i)
 {

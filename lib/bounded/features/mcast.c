@@ -5,11 +5,11 @@
  * learnt from each operation.  The group's endpoint and which phases use it are the
  * centre's (mcast_group.c).
  */
-#include "../feature.h"
-#include "../mcast.h"
-#include "pacing.h"
-#include "timeout.h"
-#include "../wire.h"
+#include "lib/bounded/feature.h"
+#include "lib/bounded/mcast.h"
+#include "lib/bounded/ctl/pacing.h"
+#include "lib/bounded/ctl/timeout.h"
+#include "lib/bounded/wire.h"
 
 /* A probe (OR_WIRE_KIND_PROBE): heard over the group, or its unicast copy. */
 int or_mcast_probe_rx(struct or_chan *ch, const struct or_wire_hdr *h, const uint8_t *payload,

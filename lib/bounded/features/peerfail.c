@@ -9,9 +9,9 @@
  */
 #include <stdlib.h>
 
-#include "../feature.h"
-#include "../ctl/liveness.h"
-#include "../wire.h"
+#include "lib/bounded/feature.h"
+#include "lib/bounded/ctl/liveness.h"
+#include "lib/bounded/wire.h"
 
 /* How often a progress pass looks for a silent peer: the check walks every peer. */
 #define OR_LIVENESS_CHECK_US 1000.0

@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../feature.h"
-#include "repair.h"
-#include "timeout.h"
+#include "lib/bounded/feature.h"
+#include "lib/bounded/features/repair.h"
+#include "lib/bounded/ctl/timeout.h"
 
 static double rtt_us(const struct or_chan *ch)
 {

@@ -6,8 +6,8 @@
 #ifndef OR_REPAIR_H
 #define OR_REPAIR_H
 
-#include "../chan.h"
-#include "../wire.h"
+#include "lib/bounded/chan.h"
+#include "lib/bounded/wire.h"
 
 #define OR_REPAIR_ROUNDS 4 /* requests to one sender in one phase, on its LAST or quiet */
 /*

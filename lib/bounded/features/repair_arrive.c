@@ -7,7 +7,7 @@
  */
 #include <stdlib.h>
 
-#include "repair.h"
+#include "lib/bounded/features/repair.h"
 
 /*
  * A packet of the first pass came: every packet its sender sent before it and that has not

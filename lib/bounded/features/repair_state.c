@@ -6,7 +6,7 @@
  */
 #include <stdlib.h>
 
-#include "repair.h"
+#include "lib/bounded/features/repair.h"
 
 int or_bd_repair_on(const struct or_chan *ch)
 {

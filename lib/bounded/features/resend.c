@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "repair.h"
+#include "lib/bounded/features/repair.h"
 
 static struct or_outbound *outbound_to(struct or_phase *ph, uint32_t size, uint32_t peer)
 {
