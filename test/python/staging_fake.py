@@ -54,9 +54,17 @@ class Stream:
             log.append(("wait_stream", self.name, other.name))
 
 
+# Copies to the host (the staging's blocking events) end only while this is set: a step
+# holds it clear until its host tensor is handed over, so that a rank descheduled for a
+# few ms cannot see its device tensors' copies end first.
+COPIES_MAY_END = threading.Event()
+COPIES_MAY_END.set()
+
+
 class Event:
     def __init__(self, enable_timing=False, blocking=False):
         self.done_at = None
+        self.gated = blocking
 
     def record(self, stream):
         # A copy takes 0.5-2 ms: query() and synchronize() tell when it has ended.
@@ -64,9 +72,12 @@ class Event:
         self.done_at = time.perf_counter() + random.uniform(0.0005, 0.002)
 
     def query(self):
-        return time.perf_counter() >= self.done_at
+        return (not self.gated or COPIES_MAY_END.is_set()) and \
+            time.perf_counter() >= self.done_at
 
     def synchronize(self):
+        if self.gated:
+            COPIES_MAY_END.wait()
         time.sleep(max(0.0, self.done_at - time.perf_counter()))
 
     def elapsed_time(self, other):
@@ -145,6 +156,7 @@ def main():
     for step in range(6):
         done = []
         tensors = [torch.full((n,), float(step * 10 + i)) for i, n in enumerate(sizes)]
+        COPIES_MAY_END.clear()
         for i, t in enumerate(tensors):
             def finish(err, stream, i=i):
                 done.append((i, err, stream.name if stream is not None else None,
@@ -157,6 +169,7 @@ def main():
                     None, h.data_ptr(), 7, "float32", "sum", callback=lambda e, s: None,
                     keep=h))
                 check(not ran, "step %d: a host tensor overtook device tensors" % step)
+                COPIES_MAY_END.set()
         deadline = time.time() + 10
         while len(done) < len(sizes) and time.time() < deadline:
             time.sleep(0.001)
