@@ -434,6 +434,15 @@ int main(int argc, char **argv)
 	mode_bounded =
 	    getenv("OPTIREDUCE_MODE") && strcmp(getenv("OPTIREDUCE_MODE"), "bounded") == 0 &&
 	    getenv("OPTIREDUCE_HIERARCHY") && strcmp(getenv("OPTIREDUCE_HIERARCHY"), "0") == 0;
+	/* With the hierarchy, a bounded allreduce keeps the adaptive deadline and may estimate:
+	 * the matrix compares exact sums, so it judges the flat communicator only. */
+	if (getenv("OPTIREDUCE_MODE") && strcmp(getenv("OPTIREDUCE_MODE"), "bounded") == 0 &&
+	    !mode_bounded && !scatter) {
+		if (rank == 0)
+			fprintf(stderr, "mpi_allreduce: OPTIREDUCE_MODE=bounded needs "
+			                "OPTIREDUCE_HIERARCHY=0 (a flat communicator)\n");
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
 	ret = optireduce_init(OPTIREDUCE_API_VERSION, &ctx);
 	/* Fixed at a communicator's creation; see bounded_setup for why. */
 	if (!ret && mode_bounded)
