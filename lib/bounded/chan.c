@@ -35,6 +35,23 @@ struct or_bounded_op *or_chan_op(const struct or_chan *ch, unsigned i)
 	return i < b->nops ? b->ops[i] : NULL;
 }
 
+int or_chan_admit(struct or_chan *ch, int ret, const struct or_wire_hdr *h, uint32_t src,
+                  int check_source, const char *what)
+{
+	if (ret == OR_WIRE_ECOMM) {
+		ch->stats.packets_stranger++;
+		return 0;
+	}
+	if (ret || h->sender == ch->comm->rank ||
+	    (check_source && src < ch->comm->size && src != h->sender)) {
+		ch->stats.packets_invalid++;
+		or_log(OR_LOG_PACKET, "dropped %s: %s", what,
+		       ret ? or_wire_reject_name(ret) : "not from its sender");
+		return 0;
+	}
+	return 1;
+}
+
 void or_chan_window(const struct or_chan *ch, uint64_t *lo, uint64_t *next)
 {
 	*lo = const_bounded_of(ch)->seq_lo;

@@ -74,6 +74,14 @@ int or_chan_send(struct or_chan *ch, struct or_bounded_op *op, uint32_t peer,
 /* The same, lost like data to injected loss: 1 if it left or was dropped that way. */
 int or_chan_send_lossy(struct or_chan *ch, struct or_bounded_op *op, uint32_t peer,
                        const struct or_wire_hdr *h, const uint8_t *payload);
+/*
+ * Whether a control datagram that its kind validated (ret: 0 or an OR_WIRE_E* reason) may
+ * act: one of another communicator is counted a stranger's, an invalid one or one a member
+ * sent in another's name is counted invalid and logged as a dropped `what`.  Returns 1 to
+ * act on it, 0 when it was dropped.
+ */
+int or_chan_admit(struct or_chan *ch, int ret, const struct or_wire_hdr *h, uint32_t src,
+                  int check_source, const char *what);
 /* Refills the token bucket; whether bytes may go now (tokens, and the endpoint's room). */
 void or_chan_refill(struct or_chan *ch);
 int or_chan_may_send(const struct or_chan *ch, size_t bytes);

@@ -124,6 +124,14 @@ void or_comm_free(optireduce_comm_t *c);
  */
 int or_tune_entry(const char *e, size_t len, uint64_t *lo, uint64_t *hi, char *names,
                   size_t names_len);
+/*
+ * A datagram endpoint as a bounded communicator of ctx would open one (multicast: one that
+ * joins groups), for the checks optireduce_info runs (lib/core/transport_info.c): 0 with *d
+ * open and why it is this transport in why; 1 with why none opened in buf; or < 0.
+ */
+struct or_dgram;
+int or_ctx_open_dgram(optireduce_ctx_t *ctx, int multicast, struct or_dgram **d, char *why,
+                      size_t why_len, char *buf, size_t len);
 /* The algorithm parameter names known algorithms (or_param_check): 0 or -EINVAL. */
 int or_select_check_param(enum or_param_id id, const char *value);
 

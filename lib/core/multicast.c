@@ -106,8 +106,7 @@ int or_mcast_agree(optireduce_comm_t *net, const struct optireduce_oob *oob, con
 
 int optireduce_multicast_check(optireduce_ctx_t *ctx, char *buf, size_t len)
 {
-	struct or_dgram_want want;
-	struct or_dgram *d = NULL;
+	struct or_dgram *d;
 	uint32_t base, group;
 	unsigned prefix;
 	char why[256];
@@ -117,8 +116,6 @@ int optireduce_multicast_check(optireduce_ctx_t *ctx, char *buf, size_t len)
 		return -OPTIREDUCE_EBADHANDLE;
 	if (!buf || !len)
 		return -OPTIREDUCE_EINVAL;
-	or_bounded_dgram_want(&ctx->params, NULL, 0, &want);
-	want.multicast = 1;
 	if (or_bounded_mcast_range(or_param_str(&ctx->params, OR_P_MULTICAST_RANGE), &base,
 	                           &prefix)) {
 		n = snprintf(buf, len, "multicast_range is no IPv4 multicast range");
@@ -126,11 +123,9 @@ int optireduce_multicast_check(optireduce_ctx_t *ctx, char *buf, size_t len)
 	}
 	/* A group of the range no communicator of this process uses: its last address. */
 	group = base | (prefix == 32 ? 0 : ~0u >> prefix);
-	ret = or_dgram_open(&want, &d, why, sizeof(why));
-	if (ret) {
-		n = snprintf(buf, len, "no datagram endpoint: %s", why);
-		return n >= 0 && (size_t)n < len ? 0 : -OPTIREDUCE_EOVERFLOW;
-	}
+	ret = or_ctx_open_dgram(ctx, 1, &d, why, sizeof(why), buf, len);
+	if (ret)
+		return ret == 1 ? 0 : ret;
 	ret = or_dg_group_join(d, group, (uint16_t)(49152 + getpid() % 16384), 0, buf, len);
 	if (!ret)
 		n = snprintf(buf, len, "%s joined %u.%u.%u.%u on this host (%s)", or_dg_name(d),

@@ -320,17 +320,10 @@ int or_consist_rx(struct or_chan *ch, const struct or_wire_hdr *h, const uint8_t
 	int ret = or_wire_validate_consist(h, &e);
 	struct or_cons_kept *k;
 
-	/* A member must not speak for another one. */
-	if (check_source && src < ch->comm->size && src != h->sender) {
-		ch->stats.packets_invalid++;
+	if (!or_chan_admit(ch, ret, h, src, check_source, "agreement datagram"))
 		return 0;
-	}
-	if (ret == OR_WIRE_ECOMM) {
-		ch->stats.packets_stranger++;
-		return 0;
-	}
 	/* Without the parameter here, nothing of the agreement is kept or answered. */
-	if (ret || h->sender == ch->comm->rank || !consist_on(ch)) {
+	if (!consist_on(ch)) {
 		ch->stats.packets_invalid++;
 		return 0;
 	}

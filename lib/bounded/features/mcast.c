@@ -20,17 +20,8 @@ int or_mcast_probe_rx(struct or_chan *ch, const struct or_wire_hdr *h, const uin
 
 	(void)payload;
 	ret = or_wire_validate_probe(h, &e);
-	if (ret == OR_WIRE_ECOMM) {
-		ch->stats.packets_stranger++;
+	if (!or_chan_admit(ch, ret, h, src, check_source, "multicast probe"))
 		return 0;
-	}
-	if (ret || h->sender == ch->comm->rank ||
-	    (check_source && src < ch->comm->size && src != h->sender)) {
-		ch->stats.packets_invalid++;
-		or_log(OR_LOG_PACKET, "dropped multicast probe: %s",
-		       ret ? or_wire_reject_name(ret) : "not from its sender");
-		return 0;
-	}
 	if (!ch->mc->heard)
 		return 0;
 	if (h->offset == OR_WIRE_PROBE_UNICAST && !(ch->mc->heard[h->sender] & 2)) {

@@ -123,17 +123,8 @@ int or_peers_failed_rx(struct or_chan *ch, const struct or_wire_hdr *h, const ui
 	int ret = or_wire_validate_failed(h, &e);
 
 	(void)payload;
-	if (ret == OR_WIRE_ECOMM) {
-		ch->stats.packets_stranger++;
+	if (!or_chan_admit(ch, ret, h, src, check_source, "FAILED notice"))
 		return 0;
-	}
-	if (ret || h->sender == ch->comm->rank ||
-	    (check_source && src < ch->comm->size && src != h->sender)) {
-		ch->stats.packets_invalid++;
-		or_log(OR_LOG_PACKET, "dropped FAILED notice: %s",
-		       ret ? or_wire_reject_name(ret) : "not from its sender");
-		return 0;
-	}
 	if (ch->peers->failed)
 		return 0;
 	ch->peers->failed = -OPTIREDUCE_EPEER;
