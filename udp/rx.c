@@ -216,8 +216,7 @@ int or_udp_poll(struct or_dgram *d, int max)
 	uint64_t sent = u->tx_completed;
 	int n;
 
-	if (u->ntx)
-		or_udp_flush(u);
+	or_udp_flush_due(u);
 	n = (int)(u->tx_completed - sent);
 	n += or_udp_deliver(u, max - n);
 	while (n < max && !u->nstaged && receive(u))
@@ -236,8 +235,7 @@ int or_udp_wait(struct or_dgram *d, int timeout_ms)
 	struct or_udp *u = (struct or_udp *)d;
 	struct epoll_event ev[4];
 
-	if (u->ntx)
-		or_udp_flush(u);
+	or_udp_flush_due(u);
 	if (!deliverable(u) && epoll_wait(u->epfd, ev, 4, timeout_ms) < 0 && errno != EINTR)
 		return -OPTIREDUCE_EIO;
 	return or_udp_poll(d, 256);
@@ -252,7 +250,6 @@ int or_udp_trywait(struct or_dgram *d)
 {
 	struct or_udp *u = (struct or_udp *)d;
 
-	if (u->ntx)
-		or_udp_flush(u);
+	or_udp_flush_due(u);
 	return deliverable(u) || (u->ntx && !u->tx_blocked) ? -OPTIREDUCE_EAGAIN : 0;
 }

@@ -10,6 +10,7 @@
 #define _GNU_SOURCE /* sendmmsg, recvmmsg */
 #include <errno.h>
 #include <netinet/udp.h>
+#include <poll.h>
 #include <string.h>
 #include <sys/epoll.h>
 
@@ -53,10 +54,16 @@ static int errno_code(int e)
 	}
 }
 
+/*
+ * A full socket refuses new sends, as libfabric's provider does, so that the channel backs
+ * off (ctl/sendfail.c) instead of queueing behind it and polling a socket with no room.
+ */
 static int queue(struct or_udp *u, uint32_t peer, const void *buf, size_t len, struct or_xport_xfer *x)
 {
 	if (len > u->max_msg)
 		return -OPTIREDUCE_EMSGSIZE;
+	if (u->tx_blocked && or_udp_flush_due(u) < 0 && u->tx_blocked)
+		return -OPTIREDUCE_EAGAIN;
 	if (u->ntx == OR_UDP_TXQ && or_udp_flush(u) && u->ntx == OR_UDP_TXQ)
 		return -OPTIREDUCE_EAGAIN;
 	x->done = 0;
@@ -337,6 +344,8 @@ int or_udp_flush(struct or_udp *u)
 		/* Refused segmentation: the rest again, one datagram per message. */
 	}
 	u->tx_blocked = ret < 0 && u->ntx;
+	if (u->tx_blocked)
+		u->blocked_flow = f - 1;
 	for (unsigned i = 0; u->out_armed && i < u->nflows; i++)
 		watch_room(u, i, u->tx_blocked && i == f - 1);
 	if (u->tx_blocked)
@@ -344,7 +353,24 @@ int or_udp_flush(struct or_udp *u)
 	return ret < 0 ? ret : 0;
 }
 
+/* Room in the full socket: writable once half its buffer is free (POLLOUT). */
+static int has_room(const struct or_udp *u)
+{
+	struct pollfd p = {.fd = u->fd[u->blocked_flow], .events = POLLOUT};
+
+	return poll(&p, 1, 0) > 0 && (p.revents & POLLOUT);
+}
+
+int or_udp_flush_due(struct or_udp *u)
+{
+	if (!u->ntx)
+		return 0;
+	if (u->tx_blocked && !has_room(u))
+		return -OPTIREDUCE_EAGAIN;
+	return or_udp_flush(u);
+}
+
 int or_udp_flush_ep(struct or_dgram *d)
 {
-	return or_udp_flush((struct or_udp *)d);
+	return or_udp_flush_due((struct or_udp *)d);
 }

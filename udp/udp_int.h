@@ -84,6 +84,7 @@ struct or_udp {
 	unsigned ntx;
 	int send_err;
 	int tx_blocked;    /* the last flush met a full socket: entries wait for room */
+	unsigned blocked_flow; /* the flow whose socket was full */
 	uint32_t out_armed; /* flows whose room wakes the waits (EPOLLOUT), a bit each */
 	struct sockaddr_in group_to; /* the multicast group's address and port */
 	/* Receiving (rx.c) */
@@ -106,6 +107,9 @@ int or_udp_send(struct or_dgram *d, uint32_t peer, const void *buf, size_t len,
 int or_udp_group_send(struct or_dgram *d, const void *buf, size_t len, struct or_xport_xfer *x);
 /* Hands every queued send to the kernel: 0, or -OPTIREDUCE_EAGAIN when some stay queued. */
 int or_udp_flush(struct or_udp *u);
+/* The same, unless the queue waits for room that has not come: then -OPTIREDUCE_EAGAIN at
+ * the cost of one poll(), not of a send of the whole queue that the kernel refuses. */
+int or_udp_flush_due(struct or_udp *u);
 int or_udp_flush_ep(struct or_dgram *d);
 const char *or_udp_send_error(const struct or_dgram *d);
 
