@@ -122,12 +122,8 @@ def _store_allgather(group):
 # operation's datagrams lost), and with consistent each failed try held its step to about
 # two deadlines: on a clean network 12 of 110 steps took 1.5-2.9 s and bounded trained 14 %
 # slower than exact (docs/design.md, "Multicast").
-# bounded_transport stays libfabric for training: on the kernel transport the demo's 4 ranks
-# on 2 CPUs kept the CPUs 90 % busy against 57 % and one step of 60 took 4 s (P99 4.06 s
-# against 1.09 s, `examples/tta_runner.sh --short --rate 50mbit --ways bounded`), a cost
-# of the kernel path between buckets not yet explained; the kernel path pays on fast links.
 TRAINING_PARAMS = {"calib_percentile": "90", "calib_margin": "1.25", "consistent": "1",
-                   "multicast": "off", "bounded_transport": "libfabric"}
+                   "multicast": "off"}
 
 
 def training_params(params: dict) -> dict:
