@@ -57,14 +57,23 @@ for attempt in 1 2 3; do
 	sized_ok && break
 	[ "$attempt" -lt 3 ] || { echo "FAIL: the sizing missed in 3 runs"; rc=1; }
 done
-echo "== 100 Mbit/s, the default (send_queue_us 0): nothing resized"
-run || rc=1
-[ -z "$(resizes)" ] || { resizes; echo "FAIL: resized by default"; rc=1; }
-echo "== 100 Mbit/s, the default (queue_hold_us 1000): each rank holds at 1 ms of the drain"
-holds
-for r in 0 1 2; do
-	holds | awk -v r="$r" '$1 == r && $2 == 1000 && $3 >= 12 && $3 <= 30 { ok = 1 } END { exit !ok }' ||
-		{ echo "FAIL: rank $r did not hold at 1 ms of 12-30 kB/ms"; rc=1; }
+# The hold reads the drain as the sizing does: judged on the last of up to 3 runs.
+held_ok() {
+	local r missed=0
+	for r in 0 1 2; do
+		holds | awk -v r="$r" '$1 == r && $2 == 1000 && $3 >= 12 && $3 <= 30 { ok = 1 } END { exit !ok }' ||
+			{ echo "rank $r did not hold at 1 ms of 12-30 kB/ms"; missed=1; }
+	done
+	return $missed
+}
+for attempt in 1 2 3; do
+	echo "== 100 Mbit/s, the default (send_queue_us 0): nothing resized"
+	run || { rc=1; break; }
+	[ -z "$(resizes)" ] || { resizes; echo "FAIL: resized by default"; rc=1; }
+	echo "== 100 Mbit/s, the default (queue_hold_us 1000): each rank holds at 1 ms of the drain"
+	holds
+	held_ok && break
+	[ "$attempt" -lt 3 ] || { echo "FAIL: the hold missed in 3 runs"; rc=1; }
 done
 echo "== 100 Mbit/s, queue_hold_us=0: no hold"
 run -x OPTIREDUCE_QUEUE_HOLD_US=0 || rc=1
