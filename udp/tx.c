@@ -62,7 +62,7 @@ static int queue(struct or_udp *u, uint32_t peer, const void *buf, size_t len, s
 {
 	if (len > u->max_msg)
 		return -OPTIREDUCE_EMSGSIZE;
-	if (u->tx_blocked && or_udp_flush_due(u) < 0 && u->tx_blocked)
+	if (u->tx_blocked && or_udp_flush_due(u) < 0)
 		return -OPTIREDUCE_EAGAIN;
 	if (u->ntx == OR_UDP_TXQ && or_udp_flush(u) && u->ntx == OR_UDP_TXQ)
 		return -OPTIREDUCE_EAGAIN;
@@ -347,9 +347,9 @@ int or_udp_flush(struct or_udp *u)
 	if (u->tx_blocked)
 		u->blocked_flow = f - 1;
 	for (unsigned i = 0; u->out_armed && i < u->nflows; i++)
-		watch_room(u, i, u->tx_blocked && i == f - 1);
+		watch_room(u, i, u->tx_blocked && i == u->blocked_flow);
 	if (u->tx_blocked)
-		watch_room(u, f - 1, 1);
+		watch_room(u, u->blocked_flow, 1);
 	return ret < 0 ? ret : 0;
 }
 

@@ -410,7 +410,7 @@ int main(int argc, char **argv)
 	optireduce_ctx_t *ctx;
 	optireduce_comm_t *comm;
 	const char *alg = NULL;
-	int quick = 0, scatter = 0, total;
+	int quick = 0, scatter = 0, env_bounded, total;
 	int ret;
 
 	MPI_Init(&argc, &argv);
@@ -431,13 +431,12 @@ int main(int argc, char **argv)
 	}
 	/* Flat (no host hierarchy) on a bounded communicator, a reduce-scatter falls back and an
 	 * allreduce runs bounded where it can. */
-	mode_bounded =
-	    getenv("OPTIREDUCE_MODE") && strcmp(getenv("OPTIREDUCE_MODE"), "bounded") == 0 &&
-	    getenv("OPTIREDUCE_HIERARCHY") && strcmp(getenv("OPTIREDUCE_HIERARCHY"), "0") == 0;
+	env_bounded = getenv("OPTIREDUCE_MODE") && strcmp(getenv("OPTIREDUCE_MODE"), "bounded") == 0;
+	mode_bounded = env_bounded && getenv("OPTIREDUCE_HIERARCHY") &&
+	               strcmp(getenv("OPTIREDUCE_HIERARCHY"), "0") == 0;
 	/* With the hierarchy, a bounded allreduce keeps the adaptive deadline and may estimate:
 	 * the matrix compares exact sums, so it judges the flat communicator only. */
-	if (getenv("OPTIREDUCE_MODE") && strcmp(getenv("OPTIREDUCE_MODE"), "bounded") == 0 &&
-	    !mode_bounded && !scatter) {
+	if (env_bounded && !mode_bounded && !scatter) {
 		if (rank == 0)
 			fprintf(stderr, "mpi_allreduce: OPTIREDUCE_MODE=bounded needs "
 			                "OPTIREDUCE_HIERARCHY=0 (a flat communicator)\n");
