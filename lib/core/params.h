@@ -147,8 +147,9 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	X(EARLY_FRACTION, "early_fraction", OR_PT_DOUBLE, "0.02", "0", "10",                       \
 	  "Bounded mode: quiet time that closes a phase early, as a fraction of t_C")              \
 	X(ABSENT_FACTOR, "absent_factor", OR_PT_DOUBLE, "2.0", "0", "1000",                        \
-	  "Bounded mode: a sender that sent nothing for absent_factor * t_C while every other "    \
-	  "sender's last packet is in is a straggler, and early timeout stops waiting for it; "    \
+	  "Bounded mode: a sender that sent nothing for absent_factor * t_C (at least t_C + "      \
+	  "calib_slack_us) while every other sender's last packet is in is a straggler, and "      \
+	  "early timeout stops waiting for it; "                                                   \
 	  "0 = wait for it to the hard bound; values in (0, 1) act as 1")                          \
 	X(CATCH_UP, "catch_up", OR_PT_BOOL, "0", "", "",                                           \
 	  "Bounded mode: a sender whose whole contribution to an operation's first phase was "     \

@@ -276,6 +276,43 @@ static void test_calibration_slack(void)
 	}
 }
 
+/*
+ * The absent horizon's slack floor: a silent sender is absent after A x t_C, but not before
+ * t_C + calib_slack_us, so that one descheduled for a time slice is not cut as a straggler.
+ */
+static void test_absent_slack(void)
+{
+	static struct or_tmo t;
+	struct or_tmo_config c = base_cfg();
+	const struct {
+		uint64_t t_c, expect;
+	} cases[] = {
+	    {400, 2900},     /* 2 x 400 = 800 < 400 + 2500 */
+	    {2500, 5000},    /* 5000 both ways */
+	    {10000, 20000},  /* the factor's t_C is more than the slack */
+	};
+	const uint64_t start = 1000000;
+
+	c.absent_factor = 2.0;
+	c.calib_margin = 100.0; /* t_B far beyond the horizon, which is seen first */
+	c.calib_slack_us = 2500;
+	for (size_t n = 0; n < sizeof(cases) / sizeof(cases[0]); n++) {
+		/* Three of four senders' LASTs in, one silent, bytes in and quiet since. */
+		struct or_tmo_phase ph = {start, 0, 4, 3, 1000, 750, start + 1, 1, 0};
+		uint64_t t_c = 0, at = start + cases[n].expect;
+
+		or_tmo_init(&t, &c);
+		calibrate_flat(&t, 4, cases[n].t_c);
+		CHECK(or_tmo_absent_us(&t, SZ, &t_c) == cases[n].expect && t_c == cases[n].t_c,
+		      "t_C %llu µs, A 2, slack 2500: absent after %llu µs",
+		      (unsigned long long)cases[n].t_c, (unsigned long long)cases[n].expect);
+		CHECK(or_tmo_phase_check(&t, SZ, &ph, at - 1) == OR_TMO_NOT_YET &&
+		          or_tmo_phase_check(&t, SZ, &ph, at) == OR_TMO_EARLY_TIMEOUT,
+		      "t_C %llu µs: the silent sender is waited for until +%llu µs, not longer",
+		      (unsigned long long)cases[n].t_c, (unsigned long long)cases[n].expect);
+	}
+}
+
 static void test_user_timeout(void)
 {
 	static struct or_tmo t;
@@ -574,6 +611,7 @@ int main(void)
 	test_size_class();
 	test_calibration();
 	test_calibration_slack();
+	test_absent_slack();
 	test_user_timeout();
 	test_phase();
 	printf("%s: %d failure(s)\n", check_failures ? "FAIL" : "PASS", check_failures);

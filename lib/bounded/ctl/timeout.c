@@ -366,6 +366,19 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 	return a > UINT64_MAX - b ? UINT64_MAX : a + b;
 }
 
+/*
+ * How long a silent sender is waited for before it counts as absent: absent_factor x t_C,
+ * and at least t_C + calib_slack_us, as t_B: a sender descheduled for a time slice is late,
+ * not a straggler, and with t_C under a millisecond A x t_C alone judged one absent.
+ */
+static uint64_t absent_after(const struct or_tmo *t, const struct or_tmo_class *k)
+{
+	uint64_t by_factor = ceil_u64(t->cfg.absent_factor * (double)k->consensus);
+	uint64_t by_slack = sat_add(k->consensus, t->cfg.calib_slack_us);
+
+	return by_factor > by_slack ? by_factor : by_slack;
+}
+
 /* The times at which each timeout would fire; early_at is UINT64_MAX when it cannot. */
 static int phase_times(const struct or_tmo *t, size_t bytes, const struct or_tmo_phase *ph,
                        uint64_t *hard_at, uint64_t *early_at)
@@ -389,8 +402,7 @@ static int phase_times(const struct or_tmo *t, size_t bytes, const struct or_tmo
 	           ph->senders_expected > 0 &&
 	           ph->senders_last + (uint64_t)ph->senders_silent >= ph->senders_expected &&
 	           ph->bytes_received > 0) {
-		uint64_t absent_at =
-		    sat_add(ph->start_us, ceil_u64(t->cfg.absent_factor * (double)k->consensus));
+		uint64_t absent_at = sat_add(ph->start_us, absent_after(t, k));
 		*early_at = sat_add(quiet_from, k->quiet);
 		if (*early_at < absent_at)
 			*early_at = absent_at;
@@ -442,7 +454,7 @@ uint64_t or_tmo_absent_us(const struct or_tmo *t, size_t bytes, uint64_t *t_c_us
 	*t_c_us = k->consensus;
 	if (!t->cfg.early_timeout || !(t->cfg.absent_factor > 0.0) || k->quiet == UINT64_MAX)
 		return 0;
-	return ceil_u64(t->cfg.absent_factor * (double)k->consensus);
+	return absent_after(t, k);
 }
 
 uint32_t or_tmo_incast(const struct or_tmo *t)
