@@ -8,6 +8,8 @@
 #   off4, fast4              4 hosts, unlimited links, 4 and 16 MiB
 #   loss4                    4 hosts at 1 Gbit/s, 1 % loss on the wire (fast profile), 4 and
 #                            16 MiB: the tail
+#   loss4-steady             the same, warmed up past the deadline's calibration (16 operations
+#                            per size, at timeout_max_us until calibrated), as the other tables
 #   exact2                   exact mode, 2 hosts, --offload, 1-16 MiB
 #
 #   bench/scenarios/datagram_path.sh BENCH_BINARY OUT_DIR [SCENARIO...]
@@ -26,6 +28,8 @@ pick fast2 && run fast2 -n 2 --rate none --fast -- "${M[@]}"
 pick off4 && run off4 -n 4 --rate none --offload -- -m 4m:16m --iter-large 20
 pick fast4 && run fast4 -n 4 --rate none --fast -- -m 4m:16m --iter-large 20
 pick loss4 && run loss4 -n 4 --rate 1gbit --loss 0.01 --fast -- -m 4m:16m --iter-large 40
+common=(--mode bounded -f --warmup-large 16)
+pick loss4-steady && run loss4-steady -n 4 --rate 1gbit --loss 0.01 --fast -- -m 4m:16m --iter-large 40
 common=(--mode exact -f --warmup-large 5)
 pick exact2 && run exact2 -n 2 --rate none --offload -- "${M[@]}"
 echo "== done $(date -u +%H:%M:%S)"
