@@ -15,7 +15,9 @@
  * the P99 too where the machine is idle: its own wake-up latency (a thread asleep in
  * poll() on an eventfd, no library) measured before and after has a P99 under half the
  * bound; a busy machine's P99 is printed, not judged, after up to 3 runs, and an idle
- * one's over the bound is run again, up to 3 runs.
+ * one's over the bound is run again, up to 3 runs.  Built with AddressSanitizer, the P99
+ * is printed only: its checks on every access multiply the hand-over's path (P99 260-380
+ * us against the plain build's under 200 on the same idle machine).
  *
  * The waiter sleeps in poll() on the wake-up's descriptor and the exact endpoint's, so the
  * bound holds on a provider whose completion queue has one descriptor (FI_WAIT_FD, e.g.
@@ -70,6 +72,17 @@ static pthread_barrierattr_t barrier_attr;
 static const char *mode = "exact", *provider;
 static int no_wake, hier, rounds = 8;
 static double bound_us; /* 0: printed only */
+
+#if defined(__SANITIZE_ADDRESS__)
+#define JUDGE_P99 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define JUDGE_P99 0
+#endif
+#endif
+#ifndef JUDGE_P99
+#define JUDGE_P99 1
+#endif
 
 /* Rank 0: the mailbox between the submitting thread and the progress thread. */
 static atomic_int posted, taken, open_upto; /* open_upto: posts the current round takes */
@@ -427,6 +440,11 @@ int main(int argc, char **argv)
 		if (p99 < bound_us) {
 			printf("passed (the machine's own wake-up P99 %.1f, %.1f us)\n", before,
 			       after);
+			return 0;
+		}
+		if (!JUDGE_P99) {
+			printf("passed on the median (AddressSanitizer: P99 %.1f us not judged)\n",
+			       p99);
 			return 0;
 		}
 		if (before >= bound_us / 2 || after >= bound_us / 2) {
