@@ -369,7 +369,7 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
 /*
  * How long a silent sender is waited for before it counts as absent: absent_factor x t_C,
  * and at least t_C + calib_slack_us, as t_B: a sender descheduled for a time slice is late,
- * not a straggler, and with t_C under a millisecond A x t_C alone judged one absent.
+ * not a straggler, and where t_C is under a millisecond A x t_C is shorter than a slice.
  */
 static uint64_t absent_after(const struct or_tmo *t, const struct or_tmo_class *k)
 {
