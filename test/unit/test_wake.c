@@ -72,7 +72,6 @@ static const char *mode = "exact", *provider;
 static int no_wake, hier, rounds = 8;
 static double bound_us; /* 0: printed only */
 
-
 /* Rank 0: the mailbox between the submitting thread and the progress thread. */
 static atomic_int posted, taken, open_upto; /* open_upto: posts the current round takes */
 static double t_posted;
