@@ -123,8 +123,8 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	X(TIMEOUT_MIN_US, "timeout_min_us", OR_PT_INT, "200", "1", "600000000",                    \
 	  "Bounded mode: lower bound of adaptive deadlines")                                       \
 	X(TIMEOUT_MAX_US, "timeout_max_us", OR_PT_INT, "2000000", "1", "600000000",                \
-	  "Bounded mode: upper bound of adaptive deadlines (and the deadline before "              \
-	  "calibration)")                                                                          \
+	  "Bounded mode: upper bound of adaptive deadlines (and the deadline of a size class's "   \
+	  "first 4 operations, before a provisional bound)")                                       \
 	X(CALIB_OPS, "calib_ops", OR_PT_INT, "16", "1", "64",                                      \
 	  "Bounded mode: operations per size class that calibrate the hard bound t_B")             \
 	X(CALIB_PERCENTILE, "calib_percentile", OR_PT_DOUBLE, "50", "1", "100",                    \

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Unit test of the timeout controller (lib/bounded/ctl/timeout.c) on synthetic traces: configuration,
- * size classes, calibration, a user's timeout, and when a phase closes.
- * test_timeout_adapt.c has how deadlines adapt.
+ * size classes, a user's timeout, and when a phase closes.
+ * test_timeout_calib.c has calibration, test_timeout_adapt.c how deadlines adapt.
  * Prints every check; exit 0 when all pass, 1 otherwise.
  */
 #include <math.h>
@@ -190,90 +190,6 @@ static void test_size_class(void)
 	          or_tmo_size_class(((size_t)1 << 26) + 1) == 15,
 	      "64 MiB is class 14, one byte more is class 15");
 	CHECK(or_tmo_size_class(SIZE_MAX) == OR_TMO_SIZE_CLASSES - 1, "SIZE_MAX is the last class");
-}
-
-static void test_calibration(void)
-{
-	static struct or_tmo t;
-	struct or_tmo_config c = base_cfg();
-	/* 100, 200, ... 2000 in a scrambled order: 7 is coprime with 20. */
-	uint64_t trace[20];
-	const struct {
-		double p, m;
-		uint64_t expect;
-	} cases[] = {
-	    {95, 1.5, 2850},                 /* nearest rank ceil(0.95*20) = 19th: 1900 */
-	    {50, 1.5, 1500},                 /* 10th: 1000 */
-	    {100, 1.0, 2000}, {1, 2.0, 200}, /* 1st: 100 */
-	    {96, 1.25, 2500},                /* ceil(19.2) = 20th: 2000 */
-	};
-	enum or_tmo_reason r = OR_TMO_NONE;
-	uint64_t d;
-
-	for (int i = 0; i < 20; i++)
-		trace[i] = 100 * (uint64_t)((i * 7) % 20 + 1);
-
-	for (size_t n = 0; n < sizeof(cases) / sizeof(cases[0]); n++) {
-		int initial_ok = 1;
-
-		c.calib_ops = 20;
-		c.calib_percentile = cases[n].p;
-		c.calib_margin = cases[n].m;
-		or_tmo_init(&t, &c);
-		for (int i = 0; i < 20; i++) {
-			if (or_tmo_calibrated(&t, SZ) || or_tmo_decide(&t, SZ) != c.initial_us ||
-			    or_tmo_last(&t)->why != OR_TMO_INITIAL)
-				initial_ok = 0;
-			r = or_tmo_complete(&t, SZ, trace[i], 0, 0.0);
-			if (i < 19 && r != OR_TMO_CALIBRATING)
-				initial_ok = 0;
-		}
-		CHECK(initial_ok && or_tmo_calibrated(&t, SZ),
-		      "P%g M%g: initial_us (reason initial) for the first 20 operations",
-		      cases[n].p, cases[n].m);
-		d = or_tmo_decide(&t, SZ);
-		CHECK(r == OR_TMO_CALIBRATED && d == cases[n].expect &&
-		          or_tmo_last(&t)->why == OR_TMO_ADAPTIVE,
-		      "P%g M%g of 100..2000 µs: t_B = %llu (expected %llu, reason %s)", cases[n].p,
-		      cases[n].m, (unsigned long long)d, (unsigned long long)cases[n].expect,
-		      or_tmo_reason_name(or_tmo_last(&t)->why));
-	}
-	CHECK(or_tmo_last(&t)->t_b_us == 2500 && or_tmo_last(&t)->unclamped_us == 2500,
-	      "decision log: t_b_us 2500, unclamped_us 2500");
-	CHECK(or_tmo_last(&t)->t_c0_us == 1050 && or_tmo_local_estimate(&t, SZ) == 1050,
-	      "t_C restarts at the median of the calibration samples (1050)");
-	CHECK(or_tmo_decide(&t, 1 * KB) == c.initial_us && !or_tmo_calibrated(&t, 1 * KB),
-	      "another size class is still calibrating (initial_us)");
-}
-
-/* The slack floor: a short phase gets calib_slack_us past its percentile, a long one its margin. */
-static void test_calibration_slack(void)
-{
-	static struct or_tmo t;
-	struct or_tmo_config c = base_cfg();
-	const struct {
-		uint64_t phase_us, expect;
-	} cases[] = {
-	    {4000, 6500},     /* 1.25 x 4000 = 5000 < 4000 + 2500 */
-	    {10000, 12500},   /* 12500 both ways */
-	    {100000, 125000}, /* the margin's 25 % is more than the slack */
-	};
-
-	c.calib_ops = 16;
-	c.calib_percentile = 50;
-	c.calib_margin = 1.25; /* exact in binary, so t_B has no rounding */
-	c.calib_slack_us = 2500;
-	for (size_t n = 0; n < sizeof(cases) / sizeof(cases[0]); n++) {
-		uint64_t d;
-
-		or_tmo_init(&t, &c);
-		calibrate_flat(&t, c.calib_ops, cases[n].phase_us);
-		d = or_tmo_decide(&t, SZ);
-		CHECK(d == cases[n].expect,
-		      "phases of %llu µs, M 1.25, slack 2500: t_B %llu (expected %llu)",
-		      (unsigned long long)cases[n].phase_us, (unsigned long long)d,
-		      (unsigned long long)cases[n].expect);
-	}
 }
 
 /*
@@ -609,8 +525,6 @@ int main(void)
 	test_config();
 	test_names();
 	test_size_class();
-	test_calibration();
-	test_calibration_slack();
 	test_absent_slack();
 	test_user_timeout();
 	test_phase();

@@ -240,6 +240,10 @@ static enum or_tmo_reason snapshot(struct or_tmo *t, uint32_t c, double *base_ou
 	} else if (!k->calibrated) {
 		base = (double)cfg->initial_us;
 		why = OR_TMO_INITIAL;
+		if (k->t_b_provisional > 0.0 && k->t_b_provisional < base) {
+			base = k->t_b_provisional;
+			why = OR_TMO_PROVISIONAL;
+		}
 	} else {
 		/* Multiplied before dividing so that consensus == t_C0 gives t_B exactly. */
 		base = k->t_b * (double)k->consensus / k->t_c0 * k->backoff *

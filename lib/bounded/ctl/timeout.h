@@ -19,8 +19,11 @@
  * Per size class:
  *  - t_B, the hard bound: the first calib_ops completions are recorded, then
  *    t_B = (nearest-rank calib_percentile of them) * calib_margin, and at
- *    least that percentile + calib_slack_us.  Until
- *    then the deadline is initial_us.  A user timeout replaces all of this.
+ *    least that percentile + calib_slack_us.  For the first
+ *    OR_TMO_PROVISIONAL_AFTER of them the deadline is initial_us; from then on
+ *    until calibration ends it is OR_TMO_PROVISIONAL_FACTOR x the t_B the
+ *    samples so far give (initial_us at most).  A user timeout replaces all of
+ *    this.
  *  - t_C, the normal completion time: the median of the last OR_TMO_WINDOW
  *    completions that did not hit the hard bound (a timed-out operation says
  *    only "at least this long", which would drag t_C toward the deadline it
@@ -75,6 +78,19 @@
  */
 #define OR_TMO_INCAST_LOSSY_OPS 4
 
+/*
+ * Calibration samples after which a provisional bound replaces initial_us, and its factor
+ * over the t_B those samples give.  A phase cut at the provisional bound is recorded at
+ * that bound, above the percentile that sets t_B: unless more phases are cut than lie
+ * above that percentile, t_B comes out as it would without the cuts.  Without it a rank
+ * that enters 200 ms late (a TCP retransmission in the job's own barrier) holds a 16 MiB
+ * operation at 1 Gbit/s to 430 ms, against 240 ms once t_B is set.  1.25: the bound of
+ * the first samples ran up to 13 % over the final t_B there (the first operations are
+ * the slowest), and 1.5 still let such a straggler hold the operation to 1.4x its time.
+ */
+#define OR_TMO_PROVISIONAL_AFTER  4
+#define OR_TMO_PROVISIONAL_FACTOR 1.25
+
 /* Completions whose median is t_C: as many as calibrate by default. */
 #define OR_TMO_WINDOW 16
 /*
@@ -109,6 +125,7 @@
 	X(NONE, "none")                                                                            \
 	/* what set a deadline (or_tmo_decide) */                                                  \
 	X(INITIAL, "initial")     /* size class still calibrating: initial_us */                   \
+	X(PROVISIONAL, "provisional") /* calibrating: the provisional bound of the samples so far */ \
 	X(USER, "user")           /* user_timeout_us */                                            \
 	X(ADAPTIVE, "adaptive")   /* t_B scaled by consensus / t_C0 and backoff */                 \
 	X(CLAMP_MIN, "clamp_min") /* one of the above, raised to min_us */                         \
@@ -195,6 +212,7 @@ struct or_tmo_class {
 	uint32_t ncalib;
 	int calibrated;
 	double t_b;  /* calibrated hard bound */
+	double t_b_provisional; /* while calibrating: the provisional bound; 0 until set */
 	double t_c0; /* reference t_C, the median of the calibration samples */
 	double t_c;
 	int have_t_c;                   /* a clean completion or calibration has set t_c */

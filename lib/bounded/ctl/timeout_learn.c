@@ -44,26 +44,42 @@ static void track(struct or_tmo_class *k, uint32_t sample)
 	k->consensus_stale = 1;
 }
 
-static void finish_calibration(struct or_tmo *t, struct or_tmo_class *k)
+/* t_B of n sorted samples: their nearest-rank calib_percentile x calib_margin, and at least
+ * that percentile + calib_slack_us. */
+static double bound_of(const struct or_tmo_config *cfg, const uint32_t *sorted, uint32_t n)
 {
-	uint32_t n = k->ncalib;
-	double rank;
-	uint32_t idx;
-	double pct;
-
-	sort_u32(k->calib, n);
 	/* Nearest rank; P * n first, so that 95 * 20 / 100 is exactly 19. */
-	rank = ceil(t->cfg.calib_percentile * (double)n / 100.0 - 1e-9);
-	idx = rank < 1.0 ? 0 : (uint32_t)rank - 1;
-	if (idx >= n)
-		idx = n - 1;
-	pct = (double)k->calib[idx];
+	double rank = ceil(cfg->calib_percentile * (double)n / 100.0 - 1e-9);
+	uint32_t idx = rank < 1.0 ? 0 : (uint32_t)rank - 1;
+	double pct = (double)sorted[idx < n ? idx : n - 1];
+
 	/*
 	 * A margin in proportion leaves a 4 ms phase 0.4 ms, less than one time slice of a rank
 	 * that shares its CPU: on a clean network 64 KiB lost 0.54 % of its data to such cuts
 	 * (docs/design.md, "Deadlines and the timeout controller").
 	 */
-	k->t_b = fmax(pct * t->cfg.calib_margin, pct + (double)t->cfg.calib_slack_us);
+	return fmax(pct * cfg->calib_margin, pct + (double)cfg->calib_slack_us);
+}
+
+/* While calibrating: the provisional bound of the samples so far (timeout.h). */
+static void update_provisional(const struct or_tmo_config *cfg, struct or_tmo_class *k)
+{
+	uint32_t sorted[OR_TMO_CALIB_MAX];
+
+	if (k->ncalib < OR_TMO_PROVISIONAL_AFTER)
+		return;
+	memcpy(sorted, k->calib, k->ncalib * sizeof(*sorted));
+	sort_u32(sorted, k->ncalib);
+	k->t_b_provisional = bound_of(cfg, sorted, k->ncalib) * OR_TMO_PROVISIONAL_FACTOR;
+}
+
+static void finish_calibration(struct or_tmo *t, struct or_tmo_class *k)
+{
+	uint32_t n = k->ncalib;
+
+	sort_u32(k->calib, n);
+	k->t_b = bound_of(&t->cfg, k->calib, n);
+	k->t_b_provisional = 0.0;
 
 	k->t_c0 = median_sorted(k->calib, n);
 	/* t_C0 divides every later deadline. */
@@ -103,6 +119,7 @@ static enum or_tmo_reason fold_sample(struct or_tmo *t, struct or_tmo_class *k, 
 		}
 		if (!hit)
 			track(k, sample);
+		update_provisional(cfg, k);
 		return OR_TMO_CALIBRATING;
 	}
 
