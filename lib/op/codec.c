@@ -38,27 +38,79 @@ static void *take_buffer(struct or_codec_cache *cache, size_t bytes)
 	return malloc(bytes);
 }
 
-static int rotate(const struct or_codec *c, int decode)
+/*
+ * Blocks converted and rotated together: a chunk stays in the core's cache from the copy to
+ * the transform (and from the inverse to the copy out), so 16 MiB pass through memory once
+ * per direction, not twice.
+ */
+#define CHUNK_BYTES (128 * 1024)
+
+static size_t chunk_blocks(const struct or_codec *c)
 {
+	size_t per = CHUNK_BYTES / optireduce_dtype_size(c->dtype) >> c->log2_block;
+
+	return per ? per : 1;
+}
+
+/* Rotates (or undoes the rotation of) nb blocks of buf from block first. */
+static int rotate(const struct or_codec *c, void *buf, size_t first, size_t nb, int decode)
+{
+	size_t at = first << c->log2_block;
 	int ret;
 
-	if (!c->hadamard || !c->nblocks)
+	if (!c->hadamard || !nb)
 		return 0;
-	if (c->dtype == OPTIREDUCE_FLOAT64)
-		ret =
-		    decode
-		        ? or_had_decode_f64(c->buf, c->nblocks, c->log2_block, c->seed, c->seq, 0)
-		        : or_had_encode_f64(c->buf, c->nblocks, c->log2_block, c->seed, c->seq, 0);
-	else
-		ret = decode ? or_had_decode(c->buf, c->nblocks, c->log2_block, c->seed, c->seq, 0)
-		             : or_had_encode(c->buf, c->nblocks, c->log2_block, c->seed, c->seq, 0);
+	if (c->dtype == OPTIREDUCE_FLOAT64) {
+		double *x = (double *)buf + at;
+		ret = decode ? or_had_decode_f64(x, nb, c->log2_block, c->seed, c->seq, first)
+		             : or_had_encode_f64(x, nb, c->log2_block, c->seed, c->seq, first);
+	} else {
+		float *x = (float *)buf + at;
+		ret = decode ? or_had_decode(x, nb, c->log2_block, c->seed, c->seq, first)
+		             : or_had_encode(x, nb, c->log2_block, c->seed, c->seq, first);
+	}
 	return ret ? -OPTIREDUCE_EINVAL : 0;
+}
+
+/* Elements [lo, hi) of src (dtype) into c->buf, converted to c->dtype. */
+static int convert_in(const struct or_codec *c, const void *src, size_t lo, size_t hi,
+                      enum optireduce_dtype dtype)
+{
+	size_t es = optireduce_dtype_size(dtype);
+
+	if (lo >= hi)
+		return 0;
+	if (c->dtype == OPTIREDUCE_FLOAT64) {
+		memcpy((double *)c->buf + lo, (const double *)src + lo, (hi - lo) * es);
+		return 0;
+	}
+	return or_to_float((float *)c->buf + lo, (const char *)src + lo * es, hi - lo, dtype);
+}
+
+/* Elements [lo, hi) of res (c->dtype) into dst, converted to dtype. */
+static int convert_out(const struct or_codec *c, const void *res, void *dst, size_t lo,
+                       size_t hi, enum optireduce_dtype dtype)
+{
+	size_t es = optireduce_dtype_size(dtype);
+
+	if (lo >= hi)
+		return 0;
+	if (c->dtype == OPTIREDUCE_FLOAT64) {
+		memcpy((double *)dst + lo, (const double *)res + lo, (hi - lo) * es);
+		return 0;
+	}
+	return or_from_float((char *)dst + lo * es, (const float *)res + lo, hi - lo, dtype);
+}
+
+static size_t min_size(size_t a, size_t b)
+{
+	return a < b ? a : b;
 }
 
 int or_codec_encode(struct or_codec *c, struct or_codec_cache *cache, const void *src, size_t count,
                     enum optireduce_dtype dtype, uint32_t nranks, size_t block)
 {
-	size_t es;
+	size_t es, per;
 	int ret = 0;
 
 	c->dtype = dtype == OPTIREDUCE_FLOAT64 ? OPTIREDUCE_FLOAT64 : OPTIREDUCE_FLOAT32;
@@ -72,12 +124,15 @@ int or_codec_encode(struct or_codec *c, struct or_codec_cache *cache, const void
 		return -OPTIREDUCE_ENOMEM;
 	/* the padding of the last block must be zero for the transform */
 	memset((char *)c->buf + count * es, 0, c->bytes - count * es);
-	if (c->dtype == OPTIREDUCE_FLOAT64)
-		memcpy(c->buf, src, count * es);
-	else if (count)
-		ret = or_to_float(c->buf, src, count, dtype);
-	if (!ret)
-		ret = rotate(c, 0);
+	per = chunk_blocks(c);
+	for (size_t b = 0; b < c->nblocks && !ret; b += per) {
+		size_t nb = min_size(per, c->nblocks - b);
+
+		ret = convert_in(c, src, min_size(count, b << c->log2_block),
+		                 min_size(count, (b + nb) << c->log2_block), dtype);
+		if (!ret)
+			ret = rotate(c, c->buf, b, nb, 0);
+	}
 	if (ret)
 		or_codec_release(c, cache);
 	return ret;
@@ -86,18 +141,18 @@ int or_codec_encode(struct or_codec *c, struct or_codec_cache *cache, const void
 int or_codec_decode(const struct or_codec *c, void *res, void *dst, size_t count,
                     enum optireduce_dtype dtype)
 {
-	struct or_codec at_res = *c;
-	int ret;
+	size_t per = chunk_blocks(c);
+	int ret = 0;
 
-	at_res.buf = res;
-	ret = rotate(&at_res, 1);
-	if (ret || !count)
-		return ret;
-	if (dtype == OPTIREDUCE_FLOAT64) {
-		memcpy(dst, res, count * 8);
-		return 0;
+	for (size_t b = 0; b < c->nblocks && !ret; b += per) {
+		size_t nb = min_size(per, c->nblocks - b);
+
+		ret = rotate(c, res, b, nb, 1);
+		if (!ret)
+			ret = convert_out(c, res, dst, min_size(count, b << c->log2_block),
+			                  min_size(count, (b + nb) << c->log2_block), dtype);
 	}
-	return or_from_float(dst, res, count, dtype);
+	return ret;
 }
 
 void or_codec_release(struct or_codec *c, struct or_codec_cache *cache)
