@@ -88,8 +88,8 @@ static int convert_in(const struct or_codec *c, const void *src, size_t lo, size
 }
 
 /* Elements [lo, hi) of res (c->dtype) into dst, converted to dtype. */
-static int convert_out(const struct or_codec *c, const void *res, void *dst, size_t lo,
-                       size_t hi, enum optireduce_dtype dtype)
+static int convert_out(const struct or_codec *c, const void *res, void *dst, size_t lo, size_t hi,
+                       enum optireduce_dtype dtype)
 {
 	size_t es = optireduce_dtype_size(dtype);
 

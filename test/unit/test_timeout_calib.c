@@ -181,8 +181,8 @@ static void test_provisional_cut(void)
 	      "the straggler and the endless phase cut at the provisional bound: %d cuts, "
 	      "longest %llu us (the uncut phases take 100-115 ms)",
 	      cuts, (unsigned long long)longest_cut);
-	CHECK(or_tmo_calibrated(&t, SZ) && or_tmo_decide(&t, SZ) == (uint64_t)ceil(
-	          reference_bound(&c, trace, 16)) &&
+	CHECK(or_tmo_calibrated(&t, SZ) &&
+	          or_tmo_decide(&t, SZ) == (uint64_t)ceil(reference_bound(&c, trace, 16)) &&
 	          or_tmo_decide(&t, SZ) == (uint64_t)ceil(reference_bound(&c, fed, 16)),
 	      "t_B %llu us: as the uncut trace gives it (%.0f)",
 	      (unsigned long long)or_tmo_decide(&t, SZ), ceil(reference_bound(&c, trace, 16)));

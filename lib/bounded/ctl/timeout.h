@@ -124,12 +124,12 @@
 #define OR_TMO_REASON_MAP(X)                                                                       \
 	X(NONE, "none")                                                                            \
 	/* what set a deadline (or_tmo_decide) */                                                  \
-	X(INITIAL, "initial")     /* size class still calibrating: initial_us */                   \
-	X(PROVISIONAL, "provisional") /* calibrating: the provisional bound of the samples so far */ \
-	X(USER, "user")           /* user_timeout_us */                                            \
-	X(ADAPTIVE, "adaptive")   /* t_B scaled by consensus / t_C0 and backoff */                 \
-	X(CLAMP_MIN, "clamp_min") /* one of the above, raised to min_us */                         \
-	X(CLAMP_MAX, "clamp_max") /* one of the above, lowered to max_us */                        \
+	X(INITIAL, "initial")         /* size class still calibrating: initial_us */               \
+	X(PROVISIONAL, "provisional") /* calibrating: 1.25x the t_B of the samples so far */       \
+	X(USER, "user")               /* user_timeout_us */                                        \
+	X(ADAPTIVE, "adaptive")       /* t_B scaled by consensus / t_C0 and backoff */             \
+	X(CLAMP_MIN, "clamp_min")     /* one of the above, raised to min_us */                     \
+	X(CLAMP_MAX, "clamp_max")     /* one of the above, lowered to max_us */                    \
 	/* whether a phase may close (or_tmo_phase_check) */                                       \
 	X(NOT_YET, "not_yet")                                                                      \
 	X(ALL_DATA, "all_data")                                                                    \
@@ -211,17 +211,17 @@ struct or_tmo_class {
 	uint32_t calib[OR_TMO_CALIB_MAX]; /* samples while calibrating, then sorted */
 	uint32_t ncalib;
 	int calibrated;
-	double t_b;  /* calibrated hard bound */
+	double t_b;             /* calibrated hard bound */
 	double t_b_provisional; /* while calibrating: the provisional bound; 0 until set */
-	double t_c0; /* reference t_C, the median of the calibration samples */
+	double t_c0;            /* reference t_C, the median of the calibration samples */
 	double t_c;
 	int have_t_c;                   /* a clean completion or calibration has set t_c */
 	uint32_t recent[OR_TMO_WINDOW]; /* the last clean completions, a ring */
 	uint32_t nrecent;               /* how many of recent[] are filled */
 	uint32_t recent_next;           /* where the next one goes */
 	double backoff;
-	double cut_loss; /* moving mean of the fraction hard bounds cut, per operation */
-	double stretch;  /* t_B's factor from the loss budget; 0 until set (read as 1) */
+	double cut_loss;      /* moving mean of the fraction hard bounds cut, per operation */
+	double stretch;       /* t_B's factor from the loss budget; 0 until set (read as 1) */
 	uint32_t cuts_in_row; /* heavy-loss hard timeouts since the last clean completion */
 	uint64_t cut_us;      /* their samples summed: how long the run has lasted */
 	int consensus_stale;  /* t_C or a peer estimate changed since the last deadline */

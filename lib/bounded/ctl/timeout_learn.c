@@ -229,7 +229,7 @@ enum or_tmo_reason or_tmo_complete(struct or_tmo *t, size_t bytes, uint64_t elap
 
 /* t_B grows by this much per cut operation while the cuts' moving mean is over budget, and
  * shrinks by OR_TMO_STRETCH_DECAY per operation while it is under half of it. */
-#define OR_TMO_STRETCH_GROW 1.1
+#define OR_TMO_STRETCH_GROW  1.1
 #define OR_TMO_STRETCH_DECAY 0.99
 
 void or_tmo_cut_loss(struct or_tmo *t, size_t bytes, double fraction)
