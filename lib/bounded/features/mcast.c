@@ -96,8 +96,9 @@ static void op_finish(struct or_chan *ch, struct or_bounded_op *op)
 		op->controllers_skip = 1;
 		return;
 	}
-	/* Before its deadline is calibrated, a try that overflows receivers waits out the
-	 * initial bound: 4 s for one 4 MiB operation, against 0.54 s. */
+	/* Before its deadline is calibrated, a try that overflows receivers waits out a bound
+	 * not yet learnt (initial_us for a class's first operations): 4 s for one 4 MiB
+	 * operation, against 0.54 s. */
 	if (!over && !or_tmo_calibrated(or_chan_tmo(ch), op->user_bytes))
 		return;
 	ch->mc->clean = over ? 0 : ch->mc->clean + 1;
