@@ -83,10 +83,10 @@
  * over the t_B those samples give.  A phase cut at the provisional bound is recorded at
  * that bound, above the percentile that sets t_B: unless more phases are cut than lie
  * above that percentile, t_B comes out as it would without the cuts.  Without it a rank
- * that enters 200 ms late (a TCP retransmission in the job's own barrier) holds a 16 MiB
- * operation at 1 Gbit/s to 430 ms, against 240 ms once t_B is set.  1.25: the bound of
- * the first samples ran up to 13 % over the final t_B there (the first operations are
- * the slowest), and 1.5 still let such a straggler hold the operation to 1.4x its time.
+ * that enters 200 ms late holds a 16 MiB operation at 1 Gbit/s to 430 ms, against 240 ms
+ * once t_B is set.  1.25: the bound of the first samples ran up to 13 % over the final t_B
+ * there (the first operations are the slowest), and 1.5 still let such a straggler hold
+ * the operation to 1.4x its time.
  */
 #define OR_TMO_PROVISIONAL_AFTER  4
 #define OR_TMO_PROVISIONAL_FACTOR 1.25
@@ -125,7 +125,7 @@
 	X(NONE, "none")                                                                            \
 	/* what set a deadline (or_tmo_decide) */                                                  \
 	X(INITIAL, "initial")         /* size class still calibrating: initial_us */               \
-	X(PROVISIONAL, "provisional") /* calibrating: 1.25x the t_B of the samples so far */       \
+	X(PROVISIONAL, "provisional") /* calibrating: OR_TMO_PROVISIONAL_FACTOR x samples' t_B */  \
 	X(USER, "user")               /* user_timeout_us */                                        \
 	X(ADAPTIVE, "adaptive")       /* t_B scaled by consensus / t_C0 and backoff */             \
 	X(CLAMP_MIN, "clamp_min")     /* one of the above, raised to min_us */                     \
