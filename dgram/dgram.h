@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "xfer.h"
 
@@ -76,10 +77,16 @@ struct or_dgram_ops {
 	size_t (*group_rx_depth)(const struct or_dgram *d);
 	int (*group_recv)(struct or_dgram *d, void *buf, size_t len, struct or_xport_xfer *x);
 	int (*group_send)(struct or_dgram *d, const void *buf, size_t len, struct or_xport_xfer *x);
+	/* NULL: or_dg_send_parts copies the payload after the header and sends the whole. */
+	int (*send_parts)(struct or_dgram *d, uint32_t peer, void *buf, size_t hlen,
+	                  const void *payload, size_t plen, struct or_xport_xfer *x);
 	uint64_t (*kernel_drops)(const struct or_dgram *d);
 	/* What the endpoint does with its datagrams, for the log and optireduce_info. */
 	void (*describe)(const struct or_dgram *d, char *buf, size_t len);
 };
+
+/* The peer of or_dg_send_parts that is the multicast group. */
+#define OR_DG_GROUP UINT32_MAX
 
 /* Every implementation's endpoint begins with this. */
 struct or_dgram {
@@ -220,6 +227,22 @@ static inline int or_dg_group_send(struct or_dgram *d, const void *buf, size_t l
                                    struct or_xport_xfer *x)
 {
 	return d->ops->group_send(d, buf, len, x);
+}
+/*
+ * One datagram of a header, the hlen bytes at buf, and a payload that stays where it is: the
+ * transport reads it there, at the latest during the next or_dg_flush, and never after that
+ * flush returns, so the caller may change or free it then.  buf has room for the payload
+ * after the header (max_msg bytes in all), where the transport copies a datagram that still
+ * waits for room in the socket.  peer: a rank, or OR_DG_GROUP.  As or_dg_send otherwise.
+ */
+static inline int or_dg_send_parts(struct or_dgram *d, uint32_t peer, void *buf, size_t hlen,
+                                   const void *payload, size_t plen, struct or_xport_xfer *x)
+{
+	if (d->ops->send_parts)
+		return d->ops->send_parts(d, peer, buf, hlen, payload, plen, x);
+	memcpy((char *)buf + hlen, payload, plen);
+	return peer == OR_DG_GROUP ? d->ops->group_send(d, buf, hlen + plen, x)
+	                           : d->ops->send(d, peer, buf, hlen + plen, x);
 }
 /* Datagrams the kernel dropped for a full receive socket; 0 where unknown. */
 static inline uint64_t or_dg_kernel_drops(const struct or_dgram *d)

@@ -23,8 +23,8 @@
 
 /* One message of a flush: a run of queued datagrams to one destination. */
 struct tx_msg {
-	unsigned first;  /* index of its first entry in the batch's order */
-	unsigned count;  /* entries */
+	unsigned first; /* index of its first entry in the batch's order */
+	unsigned count; /* entries */
 	unsigned flow;
 	uint16_t segment; /* UDP_SEGMENT, 0 for a single datagram */
 };
@@ -58,17 +58,17 @@ static int errno_code(int e)
  * A full socket refuses new sends, as libfabric's provider does, so that the channel backs
  * off (ctl/sendfail.c) instead of queueing behind it and polling a socket with no room.
  */
-static int queue(struct or_udp *u, uint32_t peer, const void *buf, size_t len, struct or_xport_xfer *x)
+static int queue(struct or_udp *u, const struct or_udp_txe *e)
 {
-	if (len > u->max_msg)
+	if (e->len > u->max_msg)
 		return -OPTIREDUCE_EMSGSIZE;
 	if (u->tx_blocked && or_udp_flush_due(u) < 0)
 		return -OPTIREDUCE_EAGAIN;
 	if (u->ntx == OR_UDP_TXQ && or_udp_flush(u) && u->ntx == OR_UDP_TXQ)
 		return -OPTIREDUCE_EAGAIN;
-	x->done = 0;
-	x->error = 0;
-	u->txq[u->ntx++] = (struct or_udp_txe){peer, buf, len, x};
+	e->x->done = 0;
+	e->x->error = 0;
+	u->txq[u->ntx++] = *e;
 	return 0;
 }
 
@@ -79,7 +79,7 @@ int or_udp_send(struct or_dgram *d, uint32_t peer, const void *buf, size_t len,
 
 	if (peer >= u->npeers)
 		return -OPTIREDUCE_EINVAL;
-	return queue(u, peer, buf, len, x);
+	return queue(u, &(struct or_udp_txe){.peer = peer, .buf = buf, .len = len, .x = x});
 }
 
 int or_udp_group_send(struct or_dgram *d, const void *buf, size_t len, struct or_xport_xfer *x)
@@ -88,7 +88,22 @@ int or_udp_group_send(struct or_dgram *d, const void *buf, size_t len, struct or
 
 	if (u->gfd < 0)
 		return -OPTIREDUCE_EPEER;
-	return queue(u, OR_UDP_GROUP, buf, len, x);
+	return queue(u, &(struct or_udp_txe){.peer = OR_UDP_GROUP, .buf = buf, .len = len, .x = x});
+}
+
+int or_udp_send_parts(struct or_dgram *d, uint32_t peer, void *buf, size_t hlen,
+                      const void *payload, size_t plen, struct or_xport_xfer *x)
+{
+	struct or_udp *u = (struct or_udp *)d;
+
+	if (peer == OR_UDP_GROUP ? u->gfd < 0 : peer >= u->npeers)
+		return peer == OR_UDP_GROUP ? -OPTIREDUCE_EPEER : -OPTIREDUCE_EINVAL;
+	return queue(u, &(struct or_udp_txe){.peer = peer,
+	                                     .buf = buf,
+	                                     .len = hlen + plen,
+	                                     .payload = plen ? payload : NULL,
+	                                     .hlen = hlen,
+	                                     .x = x});
 }
 
 const char *or_udp_send_error(const struct or_dgram *d)
@@ -157,22 +172,32 @@ static struct sockaddr_in *destination(struct or_udp *u, uint32_t peer, unsigned
 	return peer == OR_UDP_GROUP ? &u->group_to : &u->peers[peer].to[flow];
 }
 
+/* The iovecs of one queued datagram: itself, or its header and borrowed payload. */
+static unsigned entry_iov(const struct or_udp_txe *e, struct iovec *iov)
+{
+	if (!e->payload) {
+		iov[0] = (struct iovec){(void *)e->buf, e->len};
+		return 1;
+	}
+	iov[0] = (struct iovec){(void *)e->buf, e->hlen};
+	iov[1] = (struct iovec){(void *)e->payload, e->len - e->hlen};
+	return 2;
+}
+
 /* The message's iovecs and control block; to its destination on its flow. */
 static void build(struct or_udp *u, const struct tx_batch *bt, const struct tx_msg *m,
                   struct mmsghdr *mh, struct iovec *iov, char *ctl, size_t ctl_len)
 {
 	const struct or_udp_txe *first = &u->txq[bt->order[m->first]];
+	size_t niov = 0;
 
-	for (unsigned k = 0; k < m->count; k++) {
-		const struct or_udp_txe *e = &u->txq[bt->order[m->first + k]];
-		iov[k].iov_base = (void *)e->buf;
-		iov[k].iov_len = e->len;
-	}
+	for (unsigned k = 0; k < m->count; k++)
+		niov += entry_iov(&u->txq[bt->order[m->first + k]], iov + niov);
 	memset(mh, 0, sizeof(*mh));
 	mh->msg_hdr.msg_name = destination(u, first->peer, m->flow);
 	mh->msg_hdr.msg_namelen = sizeof(struct sockaddr_in);
 	mh->msg_hdr.msg_iov = iov;
-	mh->msg_hdr.msg_iovlen = m->count;
+	mh->msg_hdr.msg_iovlen = niov;
 	if (m->segment) {
 		struct cmsghdr *c;
 		memset(ctl, 0, ctl_len);
@@ -187,8 +212,8 @@ static void build(struct or_udp *u, const struct tx_batch *bt, const struct tx_m
 }
 
 /* The entries of message m are the kernel's (error 0) or lost (error < 0). */
-static void complete(struct or_udp *u, const struct tx_batch *bt, const struct tx_msg *m,
-                     int error, unsigned char *sent)
+static void complete(struct or_udp *u, const struct tx_batch *bt, const struct tx_msg *m, int error,
+                     unsigned char *sent)
 {
 	for (unsigned k = 0; k < m->count; k++) {
 		unsigned q = bt->order[m->first + k];
@@ -218,15 +243,15 @@ static int send_each(struct or_udp *u, const struct tx_batch *bt, const struct t
 	for (unsigned k = 0; k < m->count; k++) {
 		unsigned q = bt->order[m->first + k];
 		struct or_udp_txe *e = &u->txq[q];
-		struct iovec iov = {.iov_base = (void *)e->buf, .iov_len = e->len};
+		struct iovec iov[2];
 		struct msghdr h = {.msg_name = destination(u, e->peer, m->flow),
 		                   .msg_namelen = sizeof(struct sockaddr_in),
-		                   .msg_iov = &iov,
-		                   .msg_iovlen = 1};
+		                   .msg_iov = iov};
 		ssize_t r;
 
 		if (sent[q])
 			continue;
+		h.msg_iovlen = entry_iov(e, iov);
 		do
 			r = sendmsg(u->fd[m->flow], &h, MSG_DONTWAIT);
 		while (r < 0 && errno == EINTR);
@@ -253,7 +278,7 @@ static int send_flow(struct or_udp *u, const struct tx_batch *bt, unsigned flow,
                      unsigned char *sent)
 {
 	struct mmsghdr mh[OR_UDP_MMSG];
-	struct iovec iov[OR_UDP_MMSG][OR_UDP_GSO_SEGS];
+	struct iovec iov[OR_UDP_MMSG][2 * OR_UDP_GSO_SEGS]; /* a header and a payload each */
 	char ctl[OR_UDP_MMSG][CMSG_SPACE(sizeof(uint16_t))];
 	const struct tx_msg *which[OR_UDP_MMSG];
 	unsigned m = 0;
@@ -370,7 +395,25 @@ int or_udp_flush_due(struct or_udp *u)
 	return or_udp_flush(u);
 }
 
+/* The datagrams that still wait hold their payloads themselves from here on. */
+static void keep_payloads(struct or_udp *u)
+{
+	for (unsigned i = 0; i < u->ntx; i++) {
+		struct or_udp_txe *e = &u->txq[i];
+		if (!e->payload)
+			continue;
+		memcpy((char *)e->buf + e->hlen, e->payload, e->len - e->hlen);
+		e->payload = NULL;
+		u->payloads_kept++;
+	}
+}
+
+/* The channel's flush: what it lent with or_udp_send_parts is not read after this. */
 int or_udp_flush_ep(struct or_dgram *d)
 {
-	return or_udp_flush_due((struct or_udp *)d);
+	struct or_udp *u = (struct or_udp *)d;
+	int ret = or_udp_flush_due(u);
+
+	keep_payloads(u);
+	return ret;
 }

@@ -37,11 +37,15 @@ struct or_udp_peer {
 	unsigned next_flow; /* the flow of this peer's next run */
 };
 
-/* A send the channel queued: handed to the kernel by the next flush. */
+/* A send the channel queued: handed to the kernel by the next flush.  A send in parts
+ * (or_dg_send_parts) has its header at buf and borrows its payload until the flush, which
+ * copies it to buf + hlen if the datagram still waits (or_udp_keep_payloads). */
 struct or_udp_txe {
 	uint32_t peer; /* OR_UDP_GROUP: to the multicast group */
 	const void *buf;
-	size_t len;
+	size_t len;          /* of the whole datagram */
+	const void *payload; /* NULL: buf holds the whole datagram */
+	size_t hlen;         /* of the header at buf, when payload is set */
 	struct or_xport_xfer *x;
 };
 #define OR_UDP_GROUP UINT32_MAX
@@ -97,6 +101,7 @@ struct or_udp {
 	/* Counters, for the log at close and describe */
 	uint64_t tx_completed;
 	uint64_t gso_sends, plain_sends, syscalls_tx, syscalls_rx, datagrams_rx, truncated;
+	uint64_t payloads_kept; /* borrowed payloads copied because their datagram waited */
 	uint64_t kernel_drops; /* SO_RXQ_OVFL: datagrams the kernel dropped, all sockets */
 	uint32_t drops_seen[OR_UDP_MAX_FLOWS + 1];
 };
@@ -105,6 +110,8 @@ struct or_udp {
 int or_udp_send(struct or_dgram *d, uint32_t peer, const void *buf, size_t len,
                 struct or_xport_xfer *x);
 int or_udp_group_send(struct or_dgram *d, const void *buf, size_t len, struct or_xport_xfer *x);
+int or_udp_send_parts(struct or_dgram *d, uint32_t peer, void *buf, size_t hlen,
+                      const void *payload, size_t plen, struct or_xport_xfer *x);
 /* Hands every queued send to the kernel: 0, or -OPTIREDUCE_EAGAIN when some stay queued. */
 int or_udp_flush(struct or_udp *u);
 /* The same, unless the queue waits for room that has not come: then -OPTIREDUCE_EAGAIN at

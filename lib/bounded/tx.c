@@ -83,7 +83,7 @@ static void note_sent_all(struct or_bounded_op *op, struct or_phase *ph, unsigne
 /*
  * What the pump queued goes to the network now, together (dgram.h): a phase begun outside
  * the progress loop (phase.c) must not wait for the next poll, which an operation that just
- * finished may not make.
+ * finished may not make.  After it the endpoint reads no payload the pump lent it.
  */
 void or_bd_flush(struct or_bounded *b)
 {
@@ -143,11 +143,13 @@ static void fill_header(const struct or_bounded *b, const struct or_bounded_op *
 }
 
 /*
- * Header and payload into a free send buffer, handed to the endpoint: 0, 1 when no send
- * buffer is free (not a refusal: the sender only waits for one), or a negative code.
+ * Header into a free send buffer, handed to the endpoint with the payload: 0, 1 when no send
+ * buffer is free (not a refusal: the sender only waits for one), or a negative code.  lend:
+ * the payload stays where it is until the caller's next or_bd_flush (dgram.h,
+ * or_dg_send_parts), which the pump makes before it returns; else it is copied now.
  */
 static int hand_to_endpoint(struct or_bounded *b, uint32_t peer, const struct or_wire_hdr *h,
-                            const uint8_t *payload)
+                            const uint8_t *payload, int lend)
 {
 	struct or_txbuf *t;
 	int ret;
@@ -160,10 +162,15 @@ static int hand_to_endpoint(struct or_bounded *b, uint32_t peer, const struct or
 	}
 	b->tx_free = t->next;
 	or_wire_encode(h, t->buf, b->max_msg);
-	memcpy(t->buf + OR_WIRE_HDR_SIZE, payload, h->length);
-	ret = peer == OR_BD_GROUP
-	          ? or_dg_group_send(b->ep, t->buf, h->length + OR_WIRE_HDR_SIZE, &t->x)
-	          : or_dg_send(b->ep, peer, t->buf, h->length + OR_WIRE_HDR_SIZE, &t->x);
+	if (lend) {
+		ret = or_dg_send_parts(b->ep, peer == OR_BD_GROUP ? OR_DG_GROUP : peer, t->buf,
+		                       OR_WIRE_HDR_SIZE, payload, h->length, &t->x);
+	} else {
+		memcpy(t->buf + OR_WIRE_HDR_SIZE, payload, h->length);
+		ret = peer == OR_BD_GROUP
+		          ? or_dg_group_send(b->ep, t->buf, h->length + OR_WIRE_HDR_SIZE, &t->x)
+		          : or_dg_send(b->ep, peer, t->buf, h->length + OR_WIRE_HDR_SIZE, &t->x);
+	}
 	if (ret) {
 		t->next = b->tx_free;
 		b->tx_free = t;
@@ -238,7 +245,7 @@ static int send_one(struct or_bounded *b, struct or_bounded_op *op, struct or_ph
 		op->packets_sent++;
 		return 1;
 	}
-	ret = hand_to_endpoint(b, dest, &h, o->buf + off);
+	ret = hand_to_endpoint(b, dest, &h, o->buf + off, 1);
 	if (ret == 1)
 		return 0;
 	if (ret) {
@@ -287,8 +294,10 @@ static int pump_group(struct or_bounded *b, struct or_bounded_op *op, struct or_
 			break;
 		sent++;
 	}
-	if (ret < 0)
+	if (ret < 0) {
+		or_bd_flush(b); /* what was lent goes, or is copied, before the caller goes on */
 		return ret;
+	}
 	if (lead->next >= lead->npkts)
 		note_sent_all(op, ph, step);
 	if (lead->next >= end)
@@ -340,8 +349,10 @@ int or_bd_pump(struct or_bounded *b, struct or_bounded_op *op, unsigned step)
 				continue;
 			pending = 1;
 			ret = send_one(b, op, ph, step, o, o->peer);
-			if (ret < 0)
+			if (ret < 0) {
+				or_bd_flush(b); /* as below: nothing lent outlives the pump */
 				return ret;
+			}
 			if (ret == 0) {
 				ph->turn = (ph->turn + k) % width;
 				break;
@@ -373,7 +384,7 @@ int or_bd_pump(struct or_bounded *b, struct or_bounded_op *op, unsigned step)
 int or_bd_send_datagram(struct or_bounded *b, struct or_bounded_op *op, uint32_t peer,
                         const struct or_wire_hdr *h, const uint8_t *payload)
 {
-	int ret = hand_to_endpoint(b, peer, h, payload);
+	int ret = hand_to_endpoint(b, peer, h, payload, 0);
 
 	if (ret < 0 && op) {
 		send_failed(b, op, peer, ret);

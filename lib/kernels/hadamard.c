@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Randomized Hadamard codec: the sign generator, the choice of block kernel at run time, and
- * the API of hadamard.h.  The kernels, one per file, are in lib/kernels/hadamard/: portable GNU C, and
- * AVX2 and AVX-512 with GCC target attributes, so that the library builds with plain -O2 (GNU
+ * the API of hadamard.h.  The kernels, one per file, are in lib/kernels/hadamard/: portable GNU C,
+ * and AVX2 and AVX-512 with GCC target attributes, so that the library builds with plain -O2 (GNU
  * C: GCC or clang) and still runs on CPUs without AVX.
  *
  * Bitwise agreement between kernels (promised in hadamard.h) rests on three rules that every
@@ -146,12 +146,12 @@ static int bad_args(const void *buf, size_t nblocks, unsigned lg)
 	return lg < OR_HAD_LOG2_MIN || lg > OR_HAD_LOG2_MAX || (!buf && nblocks);
 }
 
-static int code_f32(float *buf, size_t nblocks, unsigned lg, uint64_t seed, uint64_t op_seq,
-                    uint64_t first_block, int decode)
+static int code_f32(float *dst, const float *src, size_t nblocks, unsigned lg, uint64_t seed,
+                    uint64_t op_seq, uint64_t first_block, int decode)
 {
 	uint64_t sw[SIGN_WORDS_MAX];
 
-	if (bad_args(buf, nblocks, lg))
+	if (bad_args(dst, nblocks, lg) || bad_args(src, nblocks, lg))
 		return -OPTIREDUCE_EINVAL;
 
 	size_t n = (size_t)1 << lg;
@@ -161,17 +161,17 @@ static int code_f32(float *buf, size_t nblocks, unsigned lg, uint64_t seed, uint
 
 	for (size_t b = 0; b < nblocks; b++) {
 		fill_signs(sw, n >> 6, seed, op_seq, first_block + b);
-		fn(buf + b * n, lg, decode ? NULL : sw, decode ? sw : NULL, scale);
+		fn(src + b * n, dst + b * n, lg, decode ? NULL : sw, decode ? sw : NULL, scale);
 	}
 	return 0;
 }
 
-static int code_f64(double *buf, size_t nblocks, unsigned lg, uint64_t seed, uint64_t op_seq,
-                    uint64_t first_block, int decode)
+static int code_f64(double *dst, const double *src, size_t nblocks, unsigned lg, uint64_t seed,
+                    uint64_t op_seq, uint64_t first_block, int decode)
 {
 	uint64_t sw[SIGN_WORDS_MAX];
 
-	if (bad_args(buf, nblocks, lg))
+	if (bad_args(dst, nblocks, lg) || bad_args(src, nblocks, lg))
 		return -OPTIREDUCE_EINVAL;
 
 	size_t n = (size_t)1 << lg;
@@ -179,8 +179,8 @@ static int code_f64(double *buf, size_t nblocks, unsigned lg, uint64_t seed, uin
 
 	for (size_t b = 0; b < nblocks; b++) {
 		fill_signs(sw, n >> 6, seed, op_seq, first_block + b);
-		or_had_blk_portable_f64(buf + b * n, lg, decode ? NULL : sw, decode ? sw : NULL,
-		                        scale);
+		or_had_blk_portable_f64(src + b * n, dst + b * n, lg, decode ? NULL : sw,
+		                        decode ? sw : NULL, scale);
 	}
 	return 0;
 }
@@ -188,23 +188,47 @@ static int code_f64(double *buf, size_t nblocks, unsigned lg, uint64_t seed, uin
 int or_had_encode(float *buf, size_t nblocks, unsigned log2_block, uint64_t seed, uint64_t op_seq,
                   uint64_t first_block)
 {
-	return code_f32(buf, nblocks, log2_block, seed, op_seq, first_block, 0);
+	return code_f32(buf, buf, nblocks, log2_block, seed, op_seq, first_block, 0);
 }
 
 int or_had_decode(float *buf, size_t nblocks, unsigned log2_block, uint64_t seed, uint64_t op_seq,
                   uint64_t first_block)
 {
-	return code_f32(buf, nblocks, log2_block, seed, op_seq, first_block, 1);
+	return code_f32(buf, buf, nblocks, log2_block, seed, op_seq, first_block, 1);
+}
+
+int or_had_encode_to(float *dst, const float *src, size_t nblocks, unsigned log2_block,
+                     uint64_t seed, uint64_t op_seq, uint64_t first_block)
+{
+	return code_f32(dst, src, nblocks, log2_block, seed, op_seq, first_block, 0);
+}
+
+int or_had_decode_to(float *dst, const float *src, size_t nblocks, unsigned log2_block,
+                     uint64_t seed, uint64_t op_seq, uint64_t first_block)
+{
+	return code_f32(dst, src, nblocks, log2_block, seed, op_seq, first_block, 1);
 }
 
 int or_had_encode_f64(double *buf, size_t nblocks, unsigned log2_block, uint64_t seed,
                       uint64_t op_seq, uint64_t first_block)
 {
-	return code_f64(buf, nblocks, log2_block, seed, op_seq, first_block, 0);
+	return code_f64(buf, buf, nblocks, log2_block, seed, op_seq, first_block, 0);
 }
 
 int or_had_decode_f64(double *buf, size_t nblocks, unsigned log2_block, uint64_t seed,
                       uint64_t op_seq, uint64_t first_block)
 {
-	return code_f64(buf, nblocks, log2_block, seed, op_seq, first_block, 1);
+	return code_f64(buf, buf, nblocks, log2_block, seed, op_seq, first_block, 1);
+}
+
+int or_had_encode_f64_to(double *dst, const double *src, size_t nblocks, unsigned log2_block,
+                         uint64_t seed, uint64_t op_seq, uint64_t first_block)
+{
+	return code_f64(dst, src, nblocks, log2_block, seed, op_seq, first_block, 0);
+}
+
+int or_had_decode_f64_to(double *dst, const double *src, size_t nblocks, unsigned log2_block,
+                         uint64_t seed, uint64_t op_seq, uint64_t first_block)
+{
+	return code_f64(dst, src, nblocks, log2_block, seed, op_seq, first_block, 1);
 }

@@ -66,11 +66,24 @@ int or_had_encode(float *buf, size_t nblocks, unsigned log2_block, uint64_t seed
 int or_had_decode(float *buf, size_t nblocks, unsigned log2_block, uint64_t seed, uint64_t op_seq,
                   uint64_t first_block);
 
+/*
+ * The same from src into dst, with the same bits as a copy followed by the in-place call: the
+ * transform's first pass does the copy.  dst and src are the same or do not overlap.
+ */
+int or_had_encode_to(float *dst, const float *src, size_t nblocks, unsigned log2_block,
+                     uint64_t seed, uint64_t op_seq, uint64_t first_block);
+int or_had_decode_to(float *dst, const float *src, size_t nblocks, unsigned log2_block,
+                     uint64_t seed, uint64_t op_seq, uint64_t first_block);
+
 /* The same for double, with the same signs. */
 int or_had_encode_f64(double *buf, size_t nblocks, unsigned log2_block, uint64_t seed,
                       uint64_t op_seq, uint64_t first_block);
 int or_had_decode_f64(double *buf, size_t nblocks, unsigned log2_block, uint64_t seed,
                       uint64_t op_seq, uint64_t first_block);
+int or_had_encode_f64_to(double *dst, const double *src, size_t nblocks, unsigned log2_block,
+                         uint64_t seed, uint64_t op_seq, uint64_t first_block);
+int or_had_decode_f64_to(double *dst, const double *src, size_t nblocks, unsigned log2_block,
+                         uint64_t seed, uint64_t op_seq, uint64_t first_block);
 
 /*
  * Blocks needed for count elements; the caller zero-pads the last one.  0 for a bad log2_block.

@@ -52,22 +52,27 @@ static size_t chunk_blocks(const struct or_codec *c)
 	return per ? per : 1;
 }
 
-/* Rotates (or undoes the rotation of) nb blocks of buf from block first. */
-static int rotate(const struct or_codec *c, void *buf, size_t first, size_t nb, int decode)
+/* Rotates (or undoes the rotation of) nb blocks from block first, of src into dst (the same
+ * buffer, or two that do not overlap). */
+static int rotate(const struct or_codec *c, void *dst, const void *src, size_t first, size_t nb,
+                  int decode)
 {
 	size_t at = first << c->log2_block;
 	int ret;
 
-	if (!c->hadamard || !nb)
+	if (!nb)
 		return 0;
 	if (c->dtype == OPTIREDUCE_FLOAT64) {
-		double *x = (double *)buf + at;
-		ret = decode ? or_had_decode_f64(x, nb, c->log2_block, c->seed, c->seq, first)
-		             : or_had_encode_f64(x, nb, c->log2_block, c->seed, c->seq, first);
+		double *y = (double *)dst + at;
+		const double *x = (const double *)src + at;
+		ret = decode
+		          ? or_had_decode_f64_to(y, x, nb, c->log2_block, c->seed, c->seq, first)
+		          : or_had_encode_f64_to(y, x, nb, c->log2_block, c->seed, c->seq, first);
 	} else {
-		float *x = (float *)buf + at;
-		ret = decode ? or_had_decode(x, nb, c->log2_block, c->seed, c->seq, first)
-		             : or_had_encode(x, nb, c->log2_block, c->seed, c->seq, first);
+		float *y = (float *)dst + at;
+		const float *x = (const float *)src + at;
+		ret = decode ? or_had_decode_to(y, x, nb, c->log2_block, c->seed, c->seq, first)
+		             : or_had_encode_to(y, x, nb, c->log2_block, c->seed, c->seq, first);
 	}
 	return ret ? -OPTIREDUCE_EINVAL : 0;
 }
@@ -107,6 +112,33 @@ static size_t min_size(size_t a, size_t b)
 	return a < b ? a : b;
 }
 
+/* Blocks [b, b + nb) that lie wholly within count elements, from b on. */
+static size_t whole_blocks(const struct or_codec *c, size_t count, size_t b, size_t nb)
+{
+	size_t whole = count >> c->log2_block;
+
+	return whole > b ? min_size(nb, whole - b) : 0;
+}
+
+/*
+ * Blocks [b, b + nb) of src into c->buf.  Whole blocks of the codec's own type go through
+ * the transform's copy (rotate from src); the rest is converted into place first.
+ */
+static int encode_chunk(struct or_codec *c, const void *src, size_t count,
+                        enum optireduce_dtype dtype, size_t b, size_t nb)
+{
+	size_t direct = c->hadamard && dtype == c->dtype ? whole_blocks(c, count, b, nb) : 0;
+	int ret;
+
+	ret = rotate(c, c->buf, src, b, direct, 0);
+	if (!ret)
+		ret = convert_in(c, src, min_size(count, (b + direct) << c->log2_block),
+		                 min_size(count, (b + nb) << c->log2_block), dtype);
+	if (!ret && c->hadamard)
+		ret = rotate(c, c->buf, c->buf, b + direct, nb - direct, 0);
+	return ret;
+}
+
 int or_codec_encode(struct or_codec *c, struct or_codec_cache *cache, const void *src, size_t count,
                     enum optireduce_dtype dtype, uint32_t nranks, size_t block)
 {
@@ -125,16 +157,27 @@ int or_codec_encode(struct or_codec *c, struct or_codec_cache *cache, const void
 	/* the padding of the last block must be zero for the transform */
 	memset((char *)c->buf + count * es, 0, c->bytes - count * es);
 	per = chunk_blocks(c);
-	for (size_t b = 0; b < c->nblocks && !ret; b += per) {
-		size_t nb = min_size(per, c->nblocks - b);
-
-		ret = convert_in(c, src, min_size(count, b << c->log2_block),
-		                 min_size(count, (b + nb) << c->log2_block), dtype);
-		if (!ret)
-			ret = rotate(c, c->buf, b, nb, 0);
-	}
+	for (size_t b = 0; b < c->nblocks && !ret; b += per)
+		ret = encode_chunk(c, src, count, dtype, b, min_size(per, c->nblocks - b));
 	if (ret)
 		or_codec_release(c, cache);
+	return ret;
+}
+
+/* Blocks [b, b + nb) of res into dst: whole blocks of dst's type straight from the inverse
+ * transform, the rest undone in res and converted out. */
+static int decode_chunk(const struct or_codec *c, void *res, void *dst, size_t count,
+                        enum optireduce_dtype dtype, size_t b, size_t nb)
+{
+	size_t direct = c->hadamard && dtype == c->dtype ? whole_blocks(c, count, b, nb) : 0;
+	int ret;
+
+	ret = rotate(c, dst, res, b, direct, 1);
+	if (!ret && c->hadamard)
+		ret = rotate(c, res, res, b + direct, nb - direct, 1);
+	if (!ret)
+		ret = convert_out(c, res, dst, min_size(count, (b + direct) << c->log2_block),
+		                  min_size(count, (b + nb) << c->log2_block), dtype);
 	return ret;
 }
 
@@ -144,14 +187,8 @@ int or_codec_decode(const struct or_codec *c, void *res, void *dst, size_t count
 	size_t per = chunk_blocks(c);
 	int ret = 0;
 
-	for (size_t b = 0; b < c->nblocks && !ret; b += per) {
-		size_t nb = min_size(per, c->nblocks - b);
-
-		ret = rotate(c, res, b, nb, 1);
-		if (!ret)
-			ret = convert_out(c, res, dst, min_size(count, b << c->log2_block),
-			                  min_size(count, (b + nb) << c->log2_block), dtype);
-	}
+	for (size_t b = 0; b < c->nblocks && !ret; b += per)
+		ret = decode_chunk(c, res, dst, count, dtype, b, min_size(per, c->nblocks - b));
 	return ret;
 }
 

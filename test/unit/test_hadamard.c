@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Unit test of the randomized Hadamard codec (lib/kernels/hadamard.c): definition, inverse, kernel
- * agreement, linearity, energy, sign generator and argument checking.
+ * agreement, out of place, linearity, energy, sign generator and argument checking.
  * Exit 0 pass, 1 fail (77 is never needed: the portable kernel always runs).
  */
 #include <float.h>
@@ -151,6 +151,65 @@ static void check_definition(void)
 		free(ref);
 		free(yd);
 	}
+}
+
+/* From src into dst: the same bits as a copy and the in-place call, src untouched, nothing
+ * written past the blocks (every kernel, f32 and f64, each size). */
+static void check_out_of_place(void)
+{
+	const size_t nb = 2, guard = 16;
+	const uint64_t seed = 77, op = 3, first = 9;
+
+	printf("out of place equals copy + in place, bitwise (n = 2^8..2^16, every kernel)\n");
+	for (unsigned lg = OR_HAD_LOG2_MIN; lg <= OR_HAD_LOG2_MAX; lg++) {
+		size_t len = nb << lg;
+		float *x = malloc(len * sizeof(*x)), *keep = malloc(len * sizeof(*x));
+		float *ref = malloc(len * sizeof(*x)), *y = malloc((len + guard) * sizeof(*x));
+		double *xd = malloc(len * sizeof(*xd)), *refd = malloc(len * sizeof(*xd));
+		double *yd = malloc(len * sizeof(*yd));
+
+		fill(x, len);
+		memcpy(keep, x, len * sizeof(*x));
+		for (size_t k = 0; k < NKERNELS; k++) {
+			if (or_had_select(kernels[k].k))
+				continue;
+			for (int dec = 0; dec < 2; dec++) {
+				memcpy(ref, x, len * sizeof(*x));
+				memset(y, 0x7f, (len + guard) * sizeof(*y));
+				check((dec ? or_had_decode(ref, nb, lg, seed, op, first)
+				           : or_had_encode(ref, nb, lg, seed, op, first)) == 0 &&
+				          (dec ? or_had_decode_to(y, x, nb, lg, seed, op, first)
+				               : or_had_encode_to(y, x, nb, lg, seed, op, first)) ==
+				              0,
+				      "%s 2^%u failed", kernels[k].name, lg);
+				check(!memcmp(ref, y, len * sizeof(*y)), "%s 2^%u %s_to differs",
+				      kernels[k].name, lg, dec ? "decode" : "encode");
+				check(!memcmp(keep, x, len * sizeof(*x)), "%s 2^%u source written",
+				      kernels[k].name, lg);
+				for (size_t i = len; i < len + guard; i++)
+					check(y[i] == y[len], "%s 2^%u wrote past the blocks",
+					      kernels[k].name, lg);
+			}
+		}
+		for (size_t i = 0; i < len; i++)
+			xd[i] = refd[i] = x[i];
+		or_had_encode_f64(refd, nb, lg, seed, op, first);
+		check(or_had_encode_f64_to(yd, xd, nb, lg, seed, op, first) == 0 &&
+		          !memcmp(refd, yd, len * sizeof(*yd)),
+		      "f64 2^%u encode_to differs", lg);
+		or_had_decode_f64(refd, nb, lg, seed, op, first);
+		check(or_had_decode_f64_to(xd, yd, nb, lg, seed, op, first) == 0 &&
+		          !memcmp(refd, xd, len * sizeof(*xd)),
+		      "f64 2^%u decode_to differs", lg);
+		free(x);
+		free(keep);
+		free(ref);
+		free(y);
+		free(xd);
+		free(refd);
+		free(yd);
+	}
+	or_had_select(OR_HAD_KERNEL_AUTO);
 }
 
 /*
@@ -413,6 +472,7 @@ int main(void)
 
 	check_definition();
 	check_sizes();
+	check_out_of_place();
 	check_linearity();
 	check_signs();
 	check_args();

@@ -51,7 +51,7 @@ T256 static INLINE void finish8(__m256 *v, unsigned cnt, const uint64_t *out_sg,
 	}
 }
 
-T256 static void pass0_avx2(float *x, size_t n, const uint64_t *in_sg)
+T256 static void pass0_avx2(const float *src, float *x, size_t n, const uint64_t *in_sg)
 {
 	const __m256 s0 = _mm256_setr_ps(1, -1, 1, -1, 1, -1, 1, -1);
 	const __m256 s1 = _mm256_setr_ps(1, 1, -1, -1, 1, 1, -1, -1);
@@ -62,7 +62,7 @@ T256 static void pass0_avx2(float *x, size_t n, const uint64_t *in_sg)
 
 		UNROLL
 		for (unsigned m = 0; m < 8; m++) {
-			v[m] = _mm256_loadu_ps(x + c + 8 * m);
+			v[m] = _mm256_loadu_ps(src + c + 8 * m);
 			if (in_sg)
 				v[m] = flip8(v[m], in_sg, c + 8 * m);
 			v[m] = _mm256_fmadd_ps(v[m], s0, _mm256_permute_ps(v[m], 0xb1));
@@ -101,12 +101,12 @@ T256 static INLINE void passr_avx2(float *x, size_t n, unsigned lvl, unsigned r,
 }
 
 /* lg >= 8 always leaves at least two levels after pass 0, so pass 0 is never the last. */
-T256 void or_had_blk_avx2(float *x, unsigned lg, const uint64_t *in_sg, const uint64_t *out_sg,
-                          float scale)
+T256 void or_had_blk_avx2(const float *src, float *x, unsigned lg, const uint64_t *in_sg,
+                          const uint64_t *out_sg, float scale)
 {
 	size_t n = (size_t)1 << lg;
 
-	pass0_avx2(x, n, in_sg);
+	pass0_avx2(src, x, n, in_sg);
 	for (unsigned lvl = 6; lvl < lg;) {
 		unsigned r = lg - lvl < 3 ? lg - lvl : 3;
 		int last = lvl + r == lg;

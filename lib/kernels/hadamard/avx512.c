@@ -57,7 +57,7 @@ T512 static INLINE void finish16(__m512 *v, unsigned cnt, const uint64_t *out_sg
 	}
 }
 
-T512 static void pass0_avx512(float *x, size_t n, int last, const uint64_t *in_sg,
+T512 static void pass0_avx512(const float *src, float *x, size_t n, int last, const uint64_t *in_sg,
                               const uint64_t *out_sg, float scale)
 {
 	const __m512 s0 = lane_sign16(0), s1 = lane_sign16(1);
@@ -68,7 +68,7 @@ T512 static void pass0_avx512(float *x, size_t n, int last, const uint64_t *in_s
 
 		UNROLL
 		for (unsigned m = 0; m < 16; m++) {
-			v[m] = _mm512_loadu_ps(x + c + 16 * m);
+			v[m] = _mm512_loadu_ps(src + c + 16 * m);
 			if (in_sg)
 				v[m] = flip16(v[m], in_sg, c + 16 * m);
 			v[m] = _mm512_fmadd_ps(v[m], s0, _mm512_permute_ps(v[m], 0xb1));
@@ -110,12 +110,12 @@ T512 static INLINE void passr_avx512(float *x, size_t n, unsigned lvl, unsigned 
 	}
 }
 
-T512 void or_had_blk_avx512(float *x, unsigned lg, const uint64_t *in_sg, const uint64_t *out_sg,
-                            float scale)
+T512 void or_had_blk_avx512(const float *src, float *x, unsigned lg, const uint64_t *in_sg,
+                            const uint64_t *out_sg, float scale)
 {
 	size_t n = (size_t)1 << lg;
 
-	pass0_avx512(x, n, lg == 8, in_sg, out_sg, scale);
+	pass0_avx512(src, x, n, lg == 8, in_sg, out_sg, scale);
 	for (unsigned lvl = 8; lvl < lg;) {
 		unsigned r = lg - lvl < 4 ? lg - lvl : 4;
 		int last = lvl + r == lg;

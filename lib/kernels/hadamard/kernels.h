@@ -17,22 +17,24 @@
 #endif
 
 /*
- * One block transform.  in_sg (may be NULL) flips signs before the first level; out_sg (may be
- * NULL) flips them after the scale.  Encode passes (sw, NULL), decode (NULL, sw).
+ * One block transform of src into x (src == x: in place).  The first pass reads src and every
+ * later one x, so a copy into place costs no pass of its own.  in_sg (may be NULL) flips signs
+ * before the first level; out_sg (may be NULL) flips them after the scale.  Encode passes
+ * (sw, NULL), decode (NULL, sw).
  */
-typedef void (*blk_f32_fn)(float *x, unsigned lg, const uint64_t *in_sg, const uint64_t *out_sg,
-                           float scale);
+typedef void (*blk_f32_fn)(const float *src, float *x, unsigned lg, const uint64_t *in_sg,
+                           const uint64_t *out_sg, float scale);
 
-void or_had_blk_portable_f32(float *x, unsigned lg, const uint64_t *in_sg, const uint64_t *out_sg,
-                             float scale);
-void or_had_blk_portable_f64(double *x, unsigned lg, const uint64_t *in_sg, const uint64_t *out_sg,
-                             double scale);
+void or_had_blk_portable_f32(const float *src, float *x, unsigned lg, const uint64_t *in_sg,
+                             const uint64_t *out_sg, float scale);
+void or_had_blk_portable_f64(const double *src, double *x, unsigned lg, const uint64_t *in_sg,
+                             const uint64_t *out_sg, double scale);
 #if OR_HAD_X86
 /* Only on CPUs with the instructions (lib/kernels/hadamard.c checks): avx512f; avx2 and fma. */
-void or_had_blk_avx512(float *x, unsigned lg, const uint64_t *in_sg, const uint64_t *out_sg,
-                       float scale);
-void or_had_blk_avx2(float *x, unsigned lg, const uint64_t *in_sg, const uint64_t *out_sg,
-                     float scale);
+void or_had_blk_avx512(const float *src, float *x, unsigned lg, const uint64_t *in_sg,
+                       const uint64_t *out_sg, float scale);
+void or_had_blk_avx2(const float *src, float *x, unsigned lg, const uint64_t *in_sg,
+                     const uint64_t *out_sg, float scale);
 
 /* Loops over register arrays must unroll completely or the arrays end up on the stack. */
 #define UNROLL _Pragma("GCC unroll 16")

@@ -58,14 +58,15 @@ typedef double vec_f64 __attribute__((vector_size(32)));
 	} while (0)
 
 #define DEFINE_PORTABLE(NAME, T, V, FLIP)                                                          \
-	void NAME(T *x, unsigned lg, const uint64_t *in_sg, const uint64_t *out_sg, T scale)       \
+	void NAME(const T *src, T *x, unsigned lg, const uint64_t *in_sg, const uint64_t *out_sg,  \
+	          T scale)                                                                         \
 	{                                                                                          \
 		const size_t vl = sizeof(V) / sizeof(T);                                           \
 		size_t n = (size_t)1 << lg, top = n >> 1;                                          \
                                                                                                    \
 		for (size_t i = 0; i < n; i += 8) {                                                \
 			T t[8];                                                                    \
-			memcpy(t, x + i, sizeof(t));                                               \
+			memcpy(t, src + i, sizeof(t));                                             \
 			if (in_sg)                                                                 \
 				for (unsigned u = 0; u < 8; u++)                                   \
 					t[u] = FLIP(t[u], SGN_BIT(in_sg, i + u));                  \
