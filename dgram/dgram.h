@@ -9,7 +9,8 @@
  *    of their own (EFA, verbs UD) or a provider the user names.
  * An endpoint is a struct or_dgram whose ops say how it does each thing; the inline
  * functions below are what the channel calls.  Transfers complete through struct or_xport_xfer
- * (xfer.h) as libfabric's do: posted, then reaped by or_dg_poll.
+ * (xfer.h) as libfabric's do: posted, then reaped by or_dg_poll; a completed receive says
+ * where its bytes are (data), the posted buffer or the transport's own memory.
  */
 #ifndef OR_DGRAM_H
 #define OR_DGRAM_H
@@ -81,6 +82,8 @@ struct or_dgram_ops {
 	int (*send_parts)(struct or_dgram *d, uint32_t peer, void *buf, size_t hlen,
 	                  const void *payload, size_t plen, struct or_xport_xfer *x);
 	uint64_t (*kernel_drops)(const struct or_dgram *d);
+	/* NULL: never; see or_dg_rx_blocked. */
+	int (*rx_blocked)(const struct or_dgram *d);
 	/* What the endpoint does with its datagrams, for the log and optireduce_info. */
 	void (*describe)(const struct or_dgram *d, char *buf, size_t len);
 };
@@ -155,6 +158,8 @@ static inline int or_dg_send(struct or_dgram *d, uint32_t peer, const void *buf,
 {
 	return d->ops->send(d, peer, buf, len, x);
 }
+/* The completion's data says where its bytes are: buf, or the endpoint's memory lent until x
+ * is posted again (xfer.h).  buf is the transport's until x completes either way. */
 static inline int or_dg_recv(struct or_dgram *d, void *buf, size_t len, struct or_xport_xfer *x)
 {
 	return d->ops->recv(d, buf, len, x);
@@ -248,6 +253,12 @@ static inline int or_dg_send_parts(struct or_dgram *d, uint32_t peer, void *buf,
 static inline uint64_t or_dg_kernel_drops(const struct or_dgram *d)
 {
 	return d->ops->kernel_drops ? d->ops->kernel_drops(d) : 0;
+}
+/* Receives nothing more until completed receives are posted again, their bytes being the
+ * endpoint's (xfer.h, data): whoever waits on it must drain and repost, not sleep. */
+static inline int or_dg_rx_blocked(const struct or_dgram *d)
+{
+	return d->ops->rx_blocked ? d->ops->rx_blocked(d) : 0;
 }
 static inline void or_dg_describe(const struct or_dgram *d, char *buf, size_t len)
 {

@@ -12,12 +12,17 @@
 typedef void (*or_xport_cb)(void *arg);
 
 /* prov must come first: it is libfabric's scratch space (fi_context2), the address it hands
- * back, and the kernel path's link in its queues. */
+ * back, and the kernel path's link in its queues and a receive's borrow (udp_int.h), which
+ * it keeps between posts: a receive is zeroed before its first post. */
 struct or_xport_xfer {
 	void *prov[8];
 	int done;        /* set by the transport's poll */
 	int error;       /* 0 or a negative OPTIREDUCE code */
 	size_t len;      /* bytes received */
+	/* Where a completed receive's len bytes are: the posted buffer, or memory of the
+	 * transport that stays valid and unchanged until this transfer is posted again or the
+	 * endpoint closes. */
+	const void *data;
 	or_xport_cb cb;   /* optional, called from poll after done is set */
 	void *cb_arg;
 	uint32_t src;   /* a receive's sender: its index in the address vector, or OR_SRC_* */

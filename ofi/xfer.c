@@ -67,6 +67,7 @@ static int tagged_begin(const struct or_ofi *o, uint32_t peer, struct or_xport_x
 	x->done = 0;
 	x->error = 0;
 	x->flags = 0;
+	x->data = NULL; /* a receive's buffer, set by or_ofi_trecv */
 	return 0;
 }
 
@@ -96,6 +97,7 @@ int or_ofi_trecv(struct or_ofi *o, uint32_t peer, uint64_t tag, void *buf, size_
 
 	if (ret)
 		return (int)ret;
+	x->data = buf;
 	ret = fi_trecv(o->ep, buf, len, NULL, o->addrs[peer], tag, 0, x);
 	if (ret == 0)
 		track(o, x);
@@ -140,6 +142,7 @@ const char *or_ofi_send_error(const struct or_ofi *o)
 	return o->send_err ? fi_strerror(o->send_err) : "no error";
 }
 
+/* A completed receive's bytes are where they were posted: data says so from the start. */
 int or_ofi_recv(struct or_ofi *o, void *buf, size_t len, struct or_xport_xfer *x)
 {
 	char *start = (char *)buf - o->prefix;
@@ -148,6 +151,7 @@ int or_ofi_recv(struct or_ofi *o, void *buf, size_t len, struct or_xport_xfer *x
 		return -OPTIREDUCE_EPEER;
 	x->done = 0;
 	x->error = 0;
+	x->data = buf;
 	return or_fi_to_or((int)fi_recv(o->ep, start, len + o->prefix,
 	                                desc_of(o, start, len + o->prefix), FI_ADDR_UNSPEC, x));
 }
@@ -160,6 +164,7 @@ int or_ofi_group_recv(struct or_ofi *o, void *buf, size_t len, struct or_xport_x
 		return -OPTIREDUCE_EPEER;
 	x->done = 0;
 	x->error = 0;
+	x->data = buf;
 	return or_fi_to_or((int)fi_recv(o->gep, start, len + o->prefix,
 	                                desc_of(o, start, len + o->prefix), FI_ADDR_UNSPEC, x));
 }

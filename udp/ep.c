@@ -302,13 +302,14 @@ static void describe(const struct or_dgram *d, char *buf, size_t len)
 	snprintf(buf, len,
 	         "kernel UDP on %s (%s), MTU %u: %zu-byte datagrams, segmentation offload %s%s%s, "
 	         "receive coalescing %s, %u flow%s; %llu segmented sends, %llu plain, %llu "
-	         "receive calls for %llu datagrams, %llu dropped by the kernel, %llu truncated, "
-	         "%llu payloads copied to wait for room",
+	         "receive calls for %llu datagrams, %llu without a free slot, %llu dropped by "
+	         "the kernel, %llu truncated, %llu payloads copied to wait for room",
 	         u->ifname, addr, u->mtu, u->max_msg, u->gso ? "on" : "off",
-	         u->gso_refused ? ", refused: " : "", u->gso_refused ? strerror(u->gso_refused) : "",
-	         u->gro ? "on" : "off", u->nflows, u->nflows == 1 ? "" : "s",
-	         (unsigned long long)u->gso_sends, (unsigned long long)u->plain_sends,
-	         (unsigned long long)u->syscalls_rx, (unsigned long long)u->datagrams_rx,
+	         u->gso_refused ? ", refused: " : "",
+	         u->gso_refused ? strerror(u->gso_refused) : "", u->gro ? "on" : "off", u->nflows,
+	         u->nflows == 1 ? "" : "s", (unsigned long long)u->gso_sends,
+	         (unsigned long long)u->plain_sends, (unsigned long long)u->syscalls_rx,
+	         (unsigned long long)u->datagrams_rx, (unsigned long long)u->rx_no_slot,
 	         (unsigned long long)u->kernel_drops, (unsigned long long)u->truncated,
 	         (unsigned long long)u->payloads_kept);
 }
@@ -343,6 +344,7 @@ static const struct or_dgram_ops udp_ops = {
     .group_send = or_udp_group_send,
     .send_parts = or_udp_send_parts,
     .kernel_drops = kernel_drops,
+    .rx_blocked = or_udp_rx_blocked,
     .describe = describe,
 };
 
@@ -364,6 +366,8 @@ int or_udp_open(const struct or_dgram_want *want, struct or_dgram **out, char *w
 	u->self.nflows = (uint8_t)u->nflows;
 	u->epfd = epoll_create1(EPOLL_CLOEXEC);
 	u->rx_mem = malloc((size_t)OR_UDP_RX_SLOTS * OR_UDP_RX_SLOT);
+	for (unsigned i = 0; u->rx_mem && i < OR_UDP_RX_SLOTS; i++)
+		u->slot[i].base = u->rx_mem + (size_t)i * OR_UDP_RX_SLOT;
 	ret = u->epfd < 0 || !u->rx_mem ? -OPTIREDUCE_ENOMEM : choose_interface(u, want, why, len);
 	for (unsigned f = 0; !ret && f < u->nflows; f++) {
 		ret = open_socket(u, want, f);

@@ -61,7 +61,8 @@ int or_udp_group_join(struct or_dgram *d, uint32_t group, uint16_t port, int loo
 	return 0;
 }
 
-/* Its posted receives are dropped with it, as libfabric's are: the channel reposts none. */
+/* Its posted receives are dropped with it, as libfabric's are: the channel reposts none.  A
+ * completed one lends its datagram until posted again, which gives it back (rx.c). */
 void or_udp_group_leave(struct or_dgram *d)
 {
 	struct or_udp *u = (struct or_udp *)d;
@@ -73,5 +74,5 @@ void or_udp_group_leave(struct or_dgram *d)
 	u->grxq.head = u->grxq.tail = NULL;
 	u->grxq.n = 0;
 	if (u->staged_group)
-		u->nstaged = u->next_staged = 0;
+		or_udp_unstage(u);
 }

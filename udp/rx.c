@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
- * Receiving (docs/design.md, "Datagram transports"): one recvmmsg fills up to
+ * Receiving (docs/design.md, "Datagram transports"): one recvmmsg fills the free ones of
  * OR_UDP_RX_SLOTS buffers of 64 KiB, each with one datagram or, with UDP_GRO, a train of
  * datagrams of one sender that the kernel coalesced; the segment size it reports splits
- * them again (seg.c), and each datagram is copied into the oldest posted receive, whose
- * completion says its sender; one larger than that receive completes it with
- * -OPTIREDUCE_EMSGSIZE.  A slot the kernel marks truncated is dropped and counted;
- * SO_RXQ_OVFL says how many datagrams the kernel itself dropped for a full socket.
+ * them again (seg.c), and each datagram completes the oldest posted receive where it lies,
+ * uncopied: the completion says its sender and lends its place in the slot (xfer.h, data)
+ * until the transfer is posted again.  A slot is received into again only when none of its
+ * datagrams waits for a receive or is lent; with every slot lent nothing is received until
+ * the caller reposts (or_udp_rx_blocked).  One larger than its receive completes it with
+ * -OPTIREDUCE_EMSGSIZE and lends nothing.  A slot the kernel marks truncated is dropped
+ * and counted; SO_RXQ_OVFL says how many datagrams the kernel itself dropped for a full
+ * socket.
  */
 #define _GNU_SOURCE /* sendmmsg, recvmmsg */
 #include <errno.h>
@@ -32,10 +36,22 @@ int or_udp_rx_options(int fd, int gro)
 	return gro && setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one)) == 0;
 }
 
+/* What x's last completion borrowed goes back to its slot.  Only a slot of this endpoint
+ * that lends something counts: an abandoned transfer's leftovers change nothing. */
+static void give_back(struct or_udp *u, struct or_xport_xfer *x)
+{
+	struct or_udp_slot *s = x->prov[OR_UDP_PROV_BORROW];
+
+	x->prov[OR_UDP_PROV_BORROW] = NULL;
+	if (s >= u->slot && s < u->slot + OR_UDP_RX_SLOTS && s->lent)
+		s->lent--;
+}
+
 static void rxq_push(struct or_udp_rxq *q, struct or_xport_xfer *x, void *buf, size_t len)
 {
 	x->done = 0;
 	x->error = 0;
+	x->data = buf;
 	x->prov[0] = buf;
 	x->prov[1] = (void *)len;
 	x->prov[2] = NULL;
@@ -62,14 +78,19 @@ static struct or_xport_xfer *rxq_pop(struct or_udp_rxq *q)
 
 int or_udp_recv(struct or_dgram *d, void *buf, size_t len, struct or_xport_xfer *x)
 {
-	rxq_push(&((struct or_udp *)d)->rxq, x, buf, len);
+	struct or_udp *u = (struct or_udp *)d;
+
+	give_back(u, x);
+	rxq_push(&u->rxq, x, buf, len);
 	return 0;
 }
 
+/* Refused once the group is left, as libfabric's is; the borrow goes back all the same. */
 int or_udp_group_recv(struct or_dgram *d, void *buf, size_t len, struct or_xport_xfer *x)
 {
 	struct or_udp *u = (struct or_udp *)d;
 
+	give_back(u, x);
 	if (u->gfd < 0)
 		return -OPTIREDUCE_EPEER;
 	rxq_push(&u->grxq, x, buf, len);
@@ -81,17 +102,25 @@ static struct or_udp_rxq *staged_queue(struct or_udp *u)
 	return u->staged_group ? &u->grxq : &u->rxq;
 }
 
+/* Staged entries from next_staged on whose datagrams all went: their slots are no longer
+ * staged (free unless lent). */
+static void unstage_delivered(struct or_udp *u)
+{
+	while (u->next_staged < u->nstaged &&
+	       u->staged[u->next_staged].next == u->staged[u->next_staged].nspan)
+		u->staged[u->next_staged++].slot->staged = 0;
+	if (u->next_staged == u->nstaged)
+		u->nstaged = u->next_staged = 0;
+}
+
 int or_udp_deliver(struct or_udp *u, int max)
 {
 	struct or_udp_rxq *q = staged_queue(u);
 	int n = 0;
 
-	while (u->next_staged < u->nstaged && q->head && n < max) {
+	unstage_delivered(u);
+	while (u->nstaged && q->head && n < max) {
 		struct or_udp_staged *s = &u->staged[u->next_staged];
-		if (s->next == s->nspan) {
-			u->next_staged++;
-			continue;
-		}
 		const struct or_udp_span *sp = &s->span[s->next++];
 		struct or_xport_xfer *x = rxq_pop(q);
 		x->src = s->src;
@@ -101,26 +130,36 @@ int or_udp_deliver(struct or_udp *u, int max)
 			u->truncated++;
 			or_xport_done(x, -OPTIREDUCE_EMSGSIZE, 0);
 		} else {
-			memcpy(x->prov[0], s->base + sp->off, sp->len);
+			/* Lent before the callback, which may post x again at once. */
+			s->slot->lent++;
+			x->prov[OR_UDP_PROV_BORROW] = s->slot;
+			x->data = s->slot->base + sp->off;
 			or_xport_done(x, 0, sp->len);
 		}
 		n++;
+		unstage_delivered(u);
 	}
-	if (u->next_staged == u->nstaged)
-		u->nstaged = u->next_staged = 0;
 	return n;
 }
 
-void or_udp_stage(struct or_udp *u, uint8_t *base, size_t len, size_t gso, uint32_t src)
+void or_udp_unstage(struct or_udp *u)
+{
+	for (unsigned i = u->next_staged; i < u->nstaged; i++)
+		u->staged[i].slot->staged = 0;
+	u->nstaged = u->next_staged = 0;
+}
+
+void or_udp_stage(struct or_udp *u, struct or_udp_slot *slot, size_t len, size_t gso, uint32_t src)
 {
 	struct or_udp_staged *s = &u->staged[u->nstaged];
 
 	if (u->nstaged == OR_UDP_RX_SLOTS)
 		return;
-	s->base = base;
+	s->slot = slot;
 	s->nspan = or_udp_split(len, gso, s->span, OR_UDP_SEGS_PER_SLOT);
 	s->next = 0;
 	s->src = src;
+	slot->staged = 1;
 	u->datagrams_rx += s->nspan;
 	u->nstaged++;
 }
@@ -149,8 +188,10 @@ static size_t read_cmsgs(struct or_udp *u, struct msghdr *mh, unsigned sock)
 
 #define RX_CTL_SPACE (CMSG_SPACE(sizeof(int)) + CMSG_SPACE(sizeof(uint32_t)))
 
-/* One recvmmsg on socket fd (index sock: flows, then the group's): slots staged. */
-static int receive_on(struct or_udp *u, int fd, unsigned sock, int group)
+/* One recvmmsg on socket fd (index sock: flows, then the group's) into the nfree slots of
+ * avail[]: what came staged. */
+static int receive_on(struct or_udp *u, int fd, unsigned sock, int group,
+                      struct or_udp_slot **avail, unsigned nfree)
 {
 	struct mmsghdr mh[OR_UDP_RX_SLOTS];
 	struct iovec iov[OR_UDP_RX_SLOTS];
@@ -158,9 +199,9 @@ static int receive_on(struct or_udp *u, int fd, unsigned sock, int group)
 	char ctl[OR_UDP_RX_SLOTS][RX_CTL_SPACE];
 	int n;
 
-	memset(mh, 0, sizeof(mh));
-	for (unsigned i = 0; i < OR_UDP_RX_SLOTS; i++) {
-		iov[i].iov_base = u->rx_mem + (size_t)i * OR_UDP_RX_SLOT;
+	memset(mh, 0, sizeof(mh[0]) * nfree);
+	for (unsigned i = 0; i < nfree; i++) {
+		iov[i].iov_base = avail[i]->base;
 		iov[i].iov_len = OR_UDP_RX_SLOT;
 		mh[i].msg_hdr.msg_iov = &iov[i];
 		mh[i].msg_hdr.msg_iovlen = 1;
@@ -170,7 +211,7 @@ static int receive_on(struct or_udp *u, int fd, unsigned sock, int group)
 		mh[i].msg_hdr.msg_controllen = sizeof(ctl[i]);
 	}
 	do
-		n = recvmmsg(fd, mh, OR_UDP_RX_SLOTS, MSG_DONTWAIT, NULL);
+		n = recvmmsg(fd, mh, nfree, MSG_DONTWAIT, NULL);
 	while (n < 0 && errno == EINTR);
 	u->syscalls_rx++;
 	if (n <= 0)
@@ -183,7 +224,7 @@ static int receive_on(struct or_udp *u, int fd, unsigned sock, int group)
 			u->truncated++;
 			continue;
 		}
-		or_udp_stage(u, iov[i].iov_base, mh[i].msg_len, gso,
+		or_udp_stage(u, avail[i], mh[i].msg_len, gso,
 		             mh[i].msg_hdr.msg_namelen >= sizeof(from[i]) &&
 		                     from[i].sin_family == AF_INET
 		                 ? or_udp_source(u, &from[i])
@@ -192,17 +233,34 @@ static int receive_on(struct or_udp *u, int fd, unsigned sock, int group)
 	return u->nstaged;
 }
 
-/* Receives from the next socket, in turn, that has a posted receive and datagrams waiting. */
+/* The slots neither staged nor lent, into avail[]: how many. */
+static unsigned free_slots(struct or_udp *u, struct or_udp_slot **avail)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < OR_UDP_RX_SLOTS; i++)
+		if (!u->slot[i].staged && !u->slot[i].lent)
+			avail[n++] = &u->slot[i];
+	return n;
+}
+
+/* Receives from the next socket, in turn, that has a posted receive and datagrams waiting,
+ * into the free slots; with none free, from none: the caller drains and reposts. */
 static int receive(struct or_udp *u)
 {
-	unsigned nsock = u->nflows + (u->gfd >= 0);
+	unsigned nsock = u->nflows + (u->gfd >= 0), nfree = 0;
+	struct or_udp_slot *avail[OR_UDP_RX_SLOTS];
 
 	for (unsigned k = 0; k < nsock; k++) {
 		unsigned i = (u->next_fd + k) % nsock;
 		int group = i == u->nflows;
 		if (!(group ? u->grxq.n : u->rxq.n))
 			continue;
-		if (receive_on(u, group ? u->gfd : u->fd[i], i, group)) {
+		if (!nfree && !(nfree = free_slots(u, avail))) {
+			u->rx_no_slot++;
+			return 0;
+		}
+		if (receive_on(u, group ? u->gfd : u->fd[i], i, group, avail, nfree)) {
 			u->next_fd = i + 1;
 			return 1;
 		}
@@ -230,6 +288,25 @@ static int deliverable(const struct or_udp *u)
 	return u->nstaged && (u->staged_group ? u->grxq.n : u->rxq.n);
 }
 
+/*
+ * Poll can neither deliver nor receive until receives are posted: what is staged waits for
+ * one, or every slot is lent.  Then the sockets may poll readable with nothing this side
+ * can take, so a wait returns at once rather than sleep; that is no spin because whoever
+ * waits drains next: the channel's passes drain every time, and its progress thread drains
+ * when this says so (lib/bounded/progress.c), which reposts and frees the slots.
+ */
+int or_udp_rx_blocked(const struct or_dgram *d)
+{
+	const struct or_udp *u = (const struct or_udp *)d;
+
+	if (u->nstaged)
+		return !deliverable(u);
+	for (unsigned i = 0; i < OR_UDP_RX_SLOTS; i++)
+		if (!u->slot[i].lent)
+			return 0;
+	return 1;
+}
+
 int or_udp_wait(struct or_dgram *d, int timeout_ms)
 {
 	struct or_udp *u = (struct or_udp *)d;
@@ -246,6 +323,7 @@ int or_udp_wait_fd(struct or_dgram *d)
 	return ((struct or_udp *)d)->epfd;
 }
 
+/* 0 while blocked too (or_udp_rx_blocked): nothing is there to reap, the caller drains. */
 int or_udp_trywait(struct or_dgram *d)
 {
 	struct or_udp *u = (struct or_udp *)d;

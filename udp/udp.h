@@ -5,8 +5,9 @@
  * to the kernel in batches, each peer's run of equal-size datagrams as one segmented send
  * (UDP_SEGMENT) and the runs of several peers in one sendmmsg; receives come in with
  * recvmmsg into 64 KiB buffers that the kernel fills with coalesced datagrams (UDP_GRO),
- * split here by the segment size it reports.  Datagrams are as large as the interface's
- * MTU allows.  Only this folder touches sockets for the bounded channel.
+ * split here by the segment size it reports and lent, uncopied, to the receives they
+ * complete.  Datagrams are as large as the interface's MTU allows.  Only this folder
+ * touches sockets for the bounded channel.
  */
 #ifndef OR_UDP_H
 #define OR_UDP_H

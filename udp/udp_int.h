@@ -18,9 +18,15 @@
 #define OR_UDP_MTU_MAX   9216 /* the largest jumbo frame networks carry */
 #define OR_UDP_TXQ       256 /* queued sends: the channel's send pool holds as many */
 #define OR_UDP_MMSG      32  /* messages per sendmmsg and recvmmsg */
-#define OR_UDP_RX_SLOT   65536 /* one coalesced receive */
-#define OR_UDP_RX_SLOTS  16
+#define OR_UDP_RX_SLOT       65536 /* one coalesced receive */
 #define OR_UDP_SEGS_PER_SLOT 64 /* the most datagrams the kernel coalesces */
+/*
+ * Completed receives borrow their datagram's slot until posted again, and the channel's
+ * ready queue may hold 2,048 of them before it reposts (OR_RX_RING): 32 slots of 64
+ * coalesced datagrams lend as many, so its ring, not the slots, bounds what it reaps
+ * between drains.  2 MiB per endpoint.
+ */
+#define OR_UDP_RX_SLOTS 32
 
 /* The published name: the first flow's socket address, as tools read a datagram
  * endpoint's name, then every flow's port (network byte order). */
@@ -50,15 +56,27 @@ struct or_udp_txe {
 };
 #define OR_UDP_GROUP UINT32_MAX
 
-/* Posted receives, oldest first, linked through the transfer's prov[0]. */
+/*
+ * Posted receives, oldest first.  A receive's prov[]: 0 its buffer, 1 that buffer's length,
+ * 2 the next posted receive, 3 the slot its completion borrows (struct or_udp_slot *, NULL
+ * none), kept after completion until the transfer is posted again.
+ */
 struct or_udp_rxq {
 	struct or_xport_xfer *head, *tail;
 	size_t n;
 };
+#define OR_UDP_PROV_BORROW 3
+
+/* One recvmmsg buffer: reused only when none of its datagrams is staged or lent. */
+struct or_udp_slot {
+	uint8_t *base;
+	unsigned lent; /* its datagrams that completed receives hold (xfer.h, data) */
+	int staged;    /* some of its datagrams wait for a posted receive */
+};
 
 /* Datagrams received and not yet delivered to a posted receive. */
 struct or_udp_staged {
-	uint8_t *base;
+	struct or_udp_slot *slot;
 	struct or_udp_span span[OR_UDP_SEGS_PER_SLOT];
 	size_t nspan, next;
 	uint32_t src;
@@ -94,6 +112,7 @@ struct or_udp {
 	/* Receiving (rx.c) */
 	struct or_udp_rxq rxq, grxq;
 	uint8_t *rx_mem;
+	struct or_udp_slot slot[OR_UDP_RX_SLOTS];
 	struct or_udp_staged staged[OR_UDP_RX_SLOTS];
 	unsigned nstaged, next_staged;
 	int staged_group; /* the staged datagrams came to the group's socket */
@@ -102,6 +121,7 @@ struct or_udp {
 	uint64_t tx_completed;
 	uint64_t gso_sends, plain_sends, syscalls_tx, syscalls_rx, datagrams_rx, truncated;
 	uint64_t payloads_kept; /* borrowed payloads copied because their datagram waited */
+	uint64_t rx_no_slot;    /* receive calls that found every slot lent, so tried none */
 	uint64_t kernel_drops; /* SO_RXQ_OVFL: datagrams the kernel dropped, all sockets */
 	uint32_t drops_seen[OR_UDP_MAX_FLOWS + 1];
 };
@@ -127,12 +147,16 @@ int or_udp_poll(struct or_dgram *d, int max);
 int or_udp_wait(struct or_dgram *d, int timeout_ms);
 int or_udp_wait_fd(struct or_dgram *d);
 int or_udp_trywait(struct or_dgram *d);
-/* One received buffer of len bytes, datagrams of gso bytes (0: one datagram), from src:
- * staged for delivery; nothing past len is ever read. */
-void or_udp_stage(struct or_udp *u, uint8_t *base, size_t len, size_t gso, uint32_t src);
+int or_udp_rx_blocked(const struct or_dgram *d);
+/* Slot s received len bytes, datagrams of gso bytes (0: one datagram), from src: staged for
+ * delivery; nothing past len is ever read. */
+void or_udp_stage(struct or_udp *u, struct or_udp_slot *s, size_t len, size_t gso, uint32_t src);
 /* Staged datagrams into posted receives, oldest first, as many as both allow and at most
- * max: how many completed (one larger than its receive completes it with EMSGSIZE). */
+ * max: how many completed, each lending its datagram's place in the slot (one larger than
+ * its receive completes it with EMSGSIZE and lends nothing). */
 int or_udp_deliver(struct or_udp *u, int max);
+/* Drops what is staged (the group's socket closed): its slots are free unless lent. */
+void or_udp_unstage(struct or_udp *u);
 /* Asks a socket for what rx.c reads: the kernel's drops, and coalescing if gro. */
 int or_udp_rx_options(int fd, int gro);
 

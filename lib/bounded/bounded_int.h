@@ -51,6 +51,8 @@
 #define OR_IDLE_LINE_MBPS 10000
 /* Longest the idle progress thread sleeps in poll(): bounds a missed wake-up, nothing else. */
 #define OR_IDLE_POLL_MS 100
+/* Completions one reap of the endpoint takes at most. */
+#define OR_REAP_MAX 256
 
 struct or_rxbuf {
 	struct or_xport_xfer x; /* first: the completion context */
@@ -186,6 +188,8 @@ int or_bd_reap(struct or_bounded *b);
 /* rx.c */
 int or_bd_rx_post_all(struct or_bounded *b);
 int or_bd_drain_ready(struct or_bounded *b);
+/* Reaps and drains until a reap's worth came or the endpoint has no more: reaped + handled. */
+int or_bd_reap_drain(struct or_bounded *b);
 void or_bd_replay_parked(struct or_bounded *b, struct or_bounded_op *op);
 
 /* tx.c */

@@ -107,7 +107,7 @@ int or_bd_reap(struct or_bounded *b)
 	int n;
 
 	pthread_mutex_lock(&b->ofi_lock);
-	n = or_dg_poll(b->ep, 256);
+	n = or_dg_poll(b->ep, OR_REAP_MAX);
 	pthread_mutex_unlock(&b->ofi_lock);
 	return n;
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * Receive side of the bounded channel: a pre-posted ring of receive buffers, drained
- * into a ready queue by whichever thread reaps the endpoint; each packet is decoded and
+ * into a ready queue by whichever thread reaps the endpoint; each packet, read where its
+ * completion says (dgram/xfer.h, data) until its buffer is reposted, is decoded and
  * validated (docs/design.md, "Wire format"), parked if its operation has not declared
  * its regions yet, and placed into its sender's region of its operation otherwise: several
  * operations may be running (docs/design.md, "Operations in flight").
@@ -265,7 +266,12 @@ static void oversized(struct or_bounded *b, uint32_t src)
 		b->ch.stats.packets_invalid++;
 }
 
-/* With lock held: handles the packets reaped so far and gives their buffers back. */
+/*
+ * With lock held: handles the packets reaped so far and gives their buffers back.  A
+ * packet's bytes are where its completion says (the endpoint's own memory on the kernel
+ * path), valid until its receive is posted again: nothing keeps a pointer into them past
+ * handle_packet (park() and the regions copy).
+ */
 int or_bd_drain_ready(struct or_bounded *b)
 {
 	int total = 0;
@@ -289,7 +295,7 @@ int or_bd_drain_ready(struct or_bounded *b)
 		for (size_t i = 0; i < n; i++) {
 			struct or_rxbuf *r = batch[i];
 			if (!r->x.error)
-				handle_packet(b, r->buf, r->x.len, r->x.src);
+				handle_packet(b, r->x.data, r->x.len, r->x.src);
 			else if (r->x.error == -OPTIREDUCE_EMSGSIZE) /* larger than any of ours */
 				oversized(b, r->x.src);
 			else if (r->x.error != -OPTIREDUCE_ECANCELED)
@@ -301,6 +307,31 @@ int or_bd_drain_ready(struct or_bounded *b)
 		pthread_mutex_unlock(&b->ofi_lock);
 		total += (int)n;
 	}
+}
+
+/*
+ * With lock held: reaps and handles what arrived, as many completions as one reap takes.
+ * An endpoint that lends its receive buffers (the kernel path, udp/rx.c) stops receiving
+ * once all are lent, after 32 datagrams where none were coalesced, and handling them gives
+ * them back: it reaps again then.  So a pass takes a burst whole, as on an endpoint that
+ * lends nothing, and datagrams queued before the operation's own are handled, and counted,
+ * in that operation (test/mpi/mpi_hostile.c), not in the next.
+ */
+int or_bd_reap_drain(struct or_bounded *b)
+{
+	int reaped = 0, handled = 0, n, blocked;
+
+	do {
+		n = or_bd_reap(b);
+		if (n < 0)
+			return n;
+		pthread_mutex_lock(&b->ofi_lock);
+		blocked = or_dg_rx_blocked(b->ep);
+		pthread_mutex_unlock(&b->ofi_lock);
+		reaped += n;
+		handled += or_bd_drain_ready(b);
+	} while (blocked && n > 0 && reaped < OR_REAP_MAX);
+	return reaped + handled;
 }
 
 /* Packets parked for op, which just declared its regions, are delivered now; those of

@@ -16,7 +16,7 @@
  * keeps it (by value, in its own state) and reads it only through or_xfer_done and
  * or_xfer_error.
  */
-#define OR_XFER_WORDS 16 /* struct or_xfer (ofi/ofi.h), checked in coll_chan.c */
+#define OR_XFER_WORDS 17 /* struct chan_xfer (coll_chan.c), checked there */
 typedef struct or_xfer {
 	void *opaque[OR_XFER_WORDS];
 } or_xfer_t;

@@ -4,7 +4,11 @@
  * class and odd tail (seg.c), then two endpoints on loopback exchanging datagrams of mixed
  * sizes through the transport's own path, with segmentation and coalescing on and with the
  * fallback forced (one datagram per message), checking every byte, every sender, and that
- * a datagram larger than the posted buffers or from a stranger is dropped or flagged.
+ * a datagram larger than the posted buffers or from a stranger is dropped or flagged.  A
+ * completed receive borrows its datagram where it lies in the transport (xfer.h, data):
+ * the bytes stay as sent while other datagrams arrive, with every slot lent nothing more is
+ * received, nothing overwritten, until receives are posted again, and then everything comes
+ * in order; an oversized datagram lends nothing.
  */
 #include <arpa/inet.h>
 #include <stdint.h>
@@ -17,6 +21,7 @@
 #include "dgram/dgram.h"
 #include "udp/seg.h"
 #include "udp/udp.h"
+#include "udp/udp_int.h"
 #include "check.h"
 #include "optireduce.h"
 
@@ -77,44 +82,80 @@ struct rx_slot {
 	uint8_t buf[9000];
 };
 
+/* Completed receives in the order they completed, as the channel's ready queue holds them. */
+static struct {
+	struct rx_slot *r[1024];
+	size_t n;
+} ready;
+
+static void on_ready(void *arg)
+{
+	ready.r[ready.n++] = arg;
+}
+
+/* Posted as the channel posts (its transfers are zeroed first: xfer.h). */
+static void post(struct or_dgram *d, struct rx_slot *r, size_t len)
+{
+	r->x.cb = on_ready;
+	r->x.cb_arg = r;
+	or_dg_recv(d, r->buf, len, &r->x);
+}
+
 static void fill(uint8_t *p, size_t len, unsigned seed)
 {
 	for (size_t i = 0; i < len; i++)
 		p[i] = (uint8_t)(seed * 131 + i * 7);
 }
 
-/* n datagrams from a to b, sizes cycling through full segments and odd tails. */
+/* Two endpoints on loopback that know each other: 0, or -1 (reported). */
+static int pair(const char *what, const struct or_dgram_want *w, struct or_dgram **a,
+                struct or_dgram **b)
+{
+	uint8_t names[2][256];
+	size_t len = sizeof(names[0]);
+	char why[200];
+
+	*a = *b = NULL;
+	if (or_udp_open(w, a, why, sizeof(why)) || or_udp_open(w, b, why, sizeof(why))) {
+		CHECK(0, "%s: endpoints (%s)", what, why);
+		or_dg_close(*a);
+		return -1;
+	}
+	or_dg_getname(*a, names[0], &len);
+	len = sizeof(names[1]);
+	or_dg_getname(*b, names[1], &len);
+	CHECK(or_dg_av_insert(*a, names, sizeof(names[0]), 2) == 0 &&
+	          or_dg_av_insert(*b, names, sizeof(names[0]), 2) == 0,
+	      "%s: names exchanged", what);
+	return 0;
+}
+
+/* n datagrams from a to b, sizes cycling through full segments and odd tails; b reposts
+ * each receive once its bytes are taken, as the channel's drain does. */
 static void exchange(const char *what, int gso, int gro)
 {
 	struct or_dgram_want w = {.kind = OR_DGRAM_KERNEL, .same_host = 1, .flows = 2,
 	                          .gso = gso, .gro = gro, .mtu = 1500};
-	struct or_dgram *a = NULL, *b = NULL;
-	uint8_t names[2][256];
-	size_t len = sizeof(names[0]), seg;
-	enum { N = 300 };
-	static uint8_t out[N][1472];
+	struct or_dgram *a, *b;
+	size_t seg;
+	enum { N = 300, POSTED = 64 };
+	static uint8_t out[N][1472], in[N][1472];
 	static struct or_xport_xfer tx[N];
-	static struct rx_slot rx[N];
-	size_t sizes[N];
+	static struct rx_slot rx[POSTED];
+	size_t sizes[N], in_len[N];
 	int got = 0, bad = 0, srcbad = 0, sent = 0;
-	char why[200], desc[400];
+	char desc[400];
 
-	CHECK(or_udp_open(&w, &a, why, sizeof(why)) == 0, "%s: endpoint a", what);
-	CHECK(or_udp_open(&w, &b, why, sizeof(why)) == 0, "%s: endpoint b", what);
-	if (!a || !b)
+	if (pair(what, &w, &a, &b))
 		return;
 	seg = or_dg_max_msg(a);
 	CHECK(seg == 1472, "%s: udp_mtu 1500 gives 1472-byte datagrams (%zu)", what, seg);
-	or_dg_getname(a, names[0], &len);
-	len = sizeof(names[1]);
-	or_dg_getname(b, names[1], &len);
-	CHECK(or_dg_av_insert(a, names, sizeof(names[0]), 2) == 0 &&
-	          or_dg_av_insert(b, names, sizeof(names[0]), 2) == 0,
-	      "%s: names exchanged", what);
 	/* What the channel asks for (socket_rcvbuf): N datagrams at once overflow the default. */
 	or_dg_set_rcvbuf(b, 4 << 20);
-	for (int i = 0; i < N; i++)
-		or_dg_recv(b, rx[i].buf, seg, &rx[i].x);
+	memset(rx, 0, sizeof(rx));
+	ready.n = 0;
+	for (int i = 0; i < POSTED; i++)
+		post(b, &rx[i], seg);
 	for (int i = 0; i < N; i++) {
 		/* Runs of full datagrams broken by odd tails, the way phases end. */
 		sizes[i] = i % 37 == 36 ? (size_t)(1 + i % 1471) : seg;
@@ -124,12 +165,16 @@ static void exchange(const char *what, int gso, int gro)
 	}
 	or_dg_flush(a);
 	for (int tries = 0; got < N && tries < 2000; tries++) {
-		int n = or_dg_poll(b, 256);
-		if (n <= 0)
+		if (or_dg_poll(b, 256) <= 0)
 			or_dg_wait(b, 1);
-		got = 0;
-		for (int i = 0; i < N; i++)
-			got += rx[i].x.done;
+		for (size_t k = 0; k < ready.n && got < N; k++, got++) {
+			struct rx_slot *r = ready.r[k];
+			in_len[got] = r->x.error ? 0 : r->x.len;
+			memcpy(in[got], r->x.data, in_len[got]);
+			srcbad += r->x.src != 0;
+			post(b, r, seg);
+		}
+		ready.n = 0;
 	}
 	for (int i = 0; i < N; i++)
 		sent += tx[i].done && !tx[i].error;
@@ -138,11 +183,10 @@ static void exchange(const char *what, int gso, int gro)
 	for (int i = 0; i < N && got == N; i++) {
 		int match = -1;
 		for (int j = 0; j < N && match < 0; j++) {
-			if (rx[i].x.len == sizes[j] && !memcmp(rx[i].buf, out[j], sizes[j]))
+			if (in_len[i] == sizes[j] && !memcmp(in[i], out[j], sizes[j]))
 				match = j;
 		}
 		bad += match < 0;
-		srcbad += rx[i].x.src != 0;
 	}
 	CHECK(sent == N, "%s: %d of %d sends completed without error", what, sent, N);
 	CHECK(got == N, "%s: %d of %d datagrams received", what, got, N);
@@ -192,7 +236,7 @@ static void test_hostile(void)
 	CHECK(rx[0].x.done && rx[0].x.error == -OPTIREDUCE_EMSGSIZE && rx[0].x.len == 0,
 	      "hostile: a datagram larger than the posted buffer completes it with EMSGSIZE");
 	CHECK(rx[1].x.done && !rx[1].x.error && rx[1].x.len == sizeof(small) &&
-	          rx[1].buf[0] == 1,
+	          ((const uint8_t *)rx[1].x.data)[0] == 1,
 	      "hostile: the next one is delivered whole");
 	CHECK(rx[1].x.src == OR_SRC_STRANGER, "hostile: a stranger's datagram says so");
 	or_dg_describe(b, desc, sizeof(desc));
@@ -288,6 +332,157 @@ static void test_refused(void)
 	or_dg_close(a);
 }
 
+/* The datagram a completion borrows lies in one of the endpoint's slots, whole. */
+static int in_slot(const struct or_dgram *d, const struct or_xport_xfer *x)
+{
+	const struct or_udp *u = (const struct or_udp *)d;
+	const uint8_t *p = x->data;
+
+	return p >= u->rx_mem && p + x->len <= u->rx_mem + (size_t)OR_UDP_RX_SLOTS * OR_UDP_RX_SLOT;
+}
+
+/* Datagram i of a numbered stream: its number first, then bytes that depend on it. */
+static void send_numbered(struct or_dgram *a, int from, int to, size_t len)
+{
+	static uint8_t out[4 * OR_UDP_RX_SLOTS][1472];
+	static struct or_xport_xfer tx[4 * OR_UDP_RX_SLOTS];
+
+	for (int i = from; i < to; i++) {
+		fill(out[i], len, (unsigned)i);
+		memcpy(out[i], &i, sizeof(i));
+		while (or_dg_send(a, 1, out[i], len, &tx[i]) == -OPTIREDUCE_EAGAIN)
+			or_dg_poll(a, 64);
+	}
+	or_dg_flush(a);
+}
+
+/* Whether completion r holds numbered datagram i, byte for byte. */
+static int holds(const struct rx_slot *r, int i, size_t len)
+{
+	uint8_t want[1472];
+
+	fill(want, len, (unsigned)i);
+	memcpy(want, &i, sizeof(i));
+	return r->x.done && !r->x.error && r->x.len == len && !memcmp(r->x.data, want, len);
+}
+
+/* Polls b until ready holds n completions or a second passes: how many it holds. */
+static size_t reap_until(struct or_dgram *b, size_t n)
+{
+	for (int tries = 0; ready.n < n && tries < 1000; tries++)
+		if (or_dg_poll(b, 256) <= 0)
+			or_dg_wait(b, 1);
+	return ready.n;
+}
+
+/*
+ * Without coalescing each datagram has a slot of its own: the first OR_UDP_RX_SLOTS completions
+ * lend every slot.  Their bytes lie in the transport, not in the posted buffers, and stay as
+ * sent while more arrive; with every slot lent nothing more is received (the rest waits in
+ * the socket); once they are posted again the rest arrives in order, none lost.
+ */
+static void test_borrow(void)
+{
+	struct or_dgram_want w = {
+	    .kind = OR_DGRAM_KERNEL, .same_host = 1, .flows = 1, .gso = 0, .gro = 0, .mtu = 1500};
+	enum { S = OR_UDP_RX_SLOTS, LEN = 256 };
+	static struct rx_slot rx[3 * S];
+	struct or_dgram *a, *b;
+	int inside = 0, posted_buf = 0, first = 0, order = 0, kept = 0;
+	char desc[400];
+
+	if (pair("borrow", &w, &a, &b))
+		return;
+	or_dg_set_rcvbuf(b, 4 << 20);
+	memset(rx, 0, sizeof(rx));
+	ready.n = 0;
+	for (int i = 0; i < 2 * S; i++)
+		post(b, &rx[i], LEN);
+	send_numbered(a, 0, 1, LEN);
+	reap_until(b, 1);
+	send_numbered(a, 1, S, LEN); /* into the other slots, the first still lent */
+	CHECK(reap_until(b, S) == S, "borrow: %zu of %d datagrams received", ready.n, S);
+	for (size_t k = 0; k < ready.n; k++) {
+		const struct rx_slot *r = ready.r[k];
+		inside += in_slot(b, &r->x);
+		posted_buf += (const uint8_t *)r->x.data >= r->buf &&
+		              (const uint8_t *)r->x.data < r->buf + sizeof(r->buf);
+		first += holds(r, (int)k, LEN);
+	}
+	CHECK(inside == S && posted_buf == 0,
+	      "borrow: every completion's bytes lie in the transport's slots (%d), none in the "
+	      "posted buffer (%d)",
+	      inside, posted_buf);
+	CHECK(first == S,
+	      "borrow: each holds its datagram as sent, in order, the first unchanged "
+	      "by the %d after it (%d of %d)",
+	      S - 1, first, S);
+	CHECK(or_dg_rx_blocked(b), "borrow: with every slot lent the endpoint says it is blocked");
+	send_numbered(a, S, 2 * S, LEN);
+	for (int i = 0; i < 20; i++)
+		if (or_dg_poll(b, 256) <= 0)
+			or_dg_wait(b, 1);
+	for (int k = 0; k < S; k++)
+		kept += holds(&rx[k], k, LEN);
+	or_dg_describe(b, desc, sizeof(desc));
+	CHECK(ready.n == S && kept == S && !strstr(desc, " 0 without a free slot"),
+	      "borrow: more traffic receives nothing while every slot is lent (%zu), nothing held "
+	      "is overwritten (%d of %d), the refusals are counted (%s)",
+	      ready.n, kept, S, desc);
+	ready.n = 0;
+	for (int k = 0; k < S; k++)
+		post(b, &rx[k], LEN); /* given back: behind the S still posted */
+	CHECK(!or_dg_rx_blocked(b), "borrow: posted again, the slots are free");
+	reap_until(b, S);
+	for (size_t k = 0; k < ready.n; k++)
+		order += ready.r[k] == &rx[S + k] && holds(ready.r[k], S + (int)k, LEN);
+	CHECK(ready.n == S && order == S,
+	      "borrow: then the %d that waited arrive in order, whole, none lost (%d of %zu)", S,
+	      order, ready.n);
+	or_dg_close(a);
+	or_dg_close(b);
+}
+
+/* Datagrams larger than their receives complete them with EMSGSIZE and lend nothing: more
+ * of them than there are slots all complete, and afterwards every slot is free. */
+static void test_oversized_lends_nothing(void)
+{
+	struct or_dgram_want w = {
+	    .kind = OR_DGRAM_KERNEL, .same_host = 1, .flows = 1, .gso = 0, .gro = 0, .mtu = 1500};
+	enum { N = OR_UDP_RX_SLOTS + 8 };
+	static struct rx_slot rx[N + 1];
+	struct or_dgram *a, *b;
+	const struct or_udp *u;
+	unsigned lent = 0;
+	int emsgsize = 0;
+
+	if (pair("oversized", &w, &a, &b))
+		return;
+	u = (const struct or_udp *)b;
+	or_dg_set_rcvbuf(b, 4 << 20);
+	memset(rx, 0, sizeof(rx));
+	ready.n = 0;
+	for (int i = 0; i < N; i++)
+		post(b, &rx[i], 100);
+	send_numbered(a, 0, N, 1000);
+	reap_until(b, N);
+	for (size_t k = 0; k < ready.n; k++)
+		emsgsize += ready.r[k]->x.error == -OPTIREDUCE_EMSGSIZE && !ready.r[k]->x.len;
+	for (unsigned i = 0; i < OR_UDP_RX_SLOTS; i++)
+		lent += u->slot[i].lent + (unsigned)u->slot[i].staged;
+	CHECK(ready.n == N && emsgsize == N && lent == 0 && !or_dg_rx_blocked(b),
+	      "oversized: %d for %d slots, %d of %zu completed with EMSGSIZE, %u slots held", N,
+	      OR_UDP_RX_SLOTS, emsgsize, ready.n, lent);
+	ready.n = 0;
+	post(b, &rx[N], 1000);
+	send_numbered(a, 0, 1, 1000);
+	reap_until(b, 1);
+	CHECK(ready.n == 1 && holds(ready.r[0], 0, 1000) && in_slot(b, &ready.r[0]->x),
+	      "oversized: a datagram that fits is lent from a slot after them");
+	or_dg_close(a);
+	or_dg_close(b);
+}
+
 int main(void)
 {
 	test_split();
@@ -298,6 +493,8 @@ int main(void)
 	test_hostile();
 	test_kernel_drops();
 	test_refused();
+	test_borrow();
+	test_oversized_lends_nothing();
 	printf("%s: %d failures\n", check_failures ? "FAIL" : "PASS", check_failures);
 	return check_failures ? 1 : 0;
 }
