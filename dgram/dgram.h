@@ -82,8 +82,6 @@ struct or_dgram_ops {
 	int (*send_parts)(struct or_dgram *d, uint32_t peer, void *buf, size_t hlen,
 	                  const void *payload, size_t plen, struct or_xport_xfer *x);
 	uint64_t (*kernel_drops)(const struct or_dgram *d);
-	/* NULL: never; see or_dg_rx_blocked. */
-	int (*rx_blocked)(const struct or_dgram *d);
 	/* What the endpoint does with its datagrams, for the log and optireduce_info. */
 	void (*describe)(const struct or_dgram *d, char *buf, size_t len);
 };
@@ -253,12 +251,6 @@ static inline int or_dg_send_parts(struct or_dgram *d, uint32_t peer, void *buf,
 static inline uint64_t or_dg_kernel_drops(const struct or_dgram *d)
 {
 	return d->ops->kernel_drops ? d->ops->kernel_drops(d) : 0;
-}
-/* Receives nothing more until completed receives are posted again, their bytes being the
- * endpoint's (xfer.h, data): whoever waits on it must drain and repost, not sleep. */
-static inline int or_dg_rx_blocked(const struct or_dgram *d)
-{
-	return d->ops->rx_blocked ? d->ops->rx_blocked(d) : 0;
 }
 static inline void or_dg_describe(const struct or_dgram *d, char *buf, size_t len)
 {

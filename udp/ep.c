@@ -302,14 +302,14 @@ static void describe(const struct or_dgram *d, char *buf, size_t len)
 	snprintf(buf, len,
 	         "kernel UDP on %s (%s), MTU %u: %zu-byte datagrams, segmentation offload %s%s%s, "
 	         "receive coalescing %s, %u flow%s; %llu segmented sends, %llu plain, %llu "
-	         "receive calls for %llu datagrams, %llu without a free slot, %llu dropped by "
+	         "receive calls for %llu datagrams (%llu lent uncopied), %llu dropped by "
 	         "the kernel, %llu truncated, %llu payloads copied to wait for room",
 	         u->ifname, addr, u->mtu, u->max_msg, u->gso ? "on" : "off",
 	         u->gso_refused ? ", refused: " : "",
 	         u->gso_refused ? strerror(u->gso_refused) : "", u->gro ? "on" : "off", u->nflows,
 	         u->nflows == 1 ? "" : "s", (unsigned long long)u->gso_sends,
 	         (unsigned long long)u->plain_sends, (unsigned long long)u->syscalls_rx,
-	         (unsigned long long)u->datagrams_rx, (unsigned long long)u->rx_no_slot,
+	         (unsigned long long)u->datagrams_rx, (unsigned long long)u->datagrams_lent,
 	         (unsigned long long)u->kernel_drops, (unsigned long long)u->truncated,
 	         (unsigned long long)u->payloads_kept);
 }
@@ -344,7 +344,6 @@ static const struct or_dgram_ops udp_ops = {
     .group_send = or_udp_group_send,
     .send_parts = or_udp_send_parts,
     .kernel_drops = kernel_drops,
-    .rx_blocked = or_udp_rx_blocked,
     .describe = describe,
 };
 

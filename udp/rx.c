@@ -6,9 +6,10 @@
  * them again (seg.c), and each datagram completes the oldest posted receive where it lies,
  * uncopied: the completion says its sender and lends its place in the slot (xfer.h, data)
  * until the transfer is posted again.  A slot is received into again only when none of its
- * datagrams waits for a receive or is lent; with every slot lent nothing is received until
- * the caller reposts (or_udp_rx_blocked).  One larger than its receive completes it with
- * -OPTIREDUCE_EMSGSIZE and lends nothing.  A slot the kernel marks truncated is dropped
+ * datagrams waits for a receive or is lent.  Half the slots lend at most; the datagrams of
+ * the others are copied into their receives as they complete, so there are always slots to
+ * receive into.  One larger than its receive completes it with -OPTIREDUCE_EMSGSIZE and
+ * lends nothing.  A slot the kernel marks truncated is dropped
  * and counted; SO_RXQ_OVFL says how many datagrams the kernel itself dropped for a full
  * socket.
  */
@@ -36,6 +37,15 @@ int or_udp_rx_options(int fd, int gro)
 	return gro && setsockopt(fd, SOL_UDP, UDP_GRO, &one, sizeof(one)) == 0;
 }
 
+/* A lending slot with nothing staged or lent is free again, and no longer lends. */
+static void settle(struct or_udp *u, struct or_udp_slot *s)
+{
+	if (s->lends && !s->lent && !s->staged) {
+		s->lends = 0;
+		u->lending--;
+	}
+}
+
 /* What x's last completion borrowed goes back to its slot.  Only a slot of this endpoint
  * that lends something counts: an abandoned transfer's leftovers change nothing. */
 static void give_back(struct or_udp *u, struct or_xport_xfer *x)
@@ -43,8 +53,10 @@ static void give_back(struct or_udp *u, struct or_xport_xfer *x)
 	struct or_udp_slot *s = x->prov[OR_UDP_PROV_BORROW];
 
 	x->prov[OR_UDP_PROV_BORROW] = NULL;
-	if (s >= u->slot && s < u->slot + OR_UDP_RX_SLOTS && s->lent)
+	if (s >= u->slot && s < u->slot + OR_UDP_RX_SLOTS && s->lent) {
 		s->lent--;
+		settle(u, s);
+	}
 }
 
 static void rxq_push(struct or_udp_rxq *q, struct or_xport_xfer *x, void *buf, size_t len)
@@ -107,8 +119,11 @@ static struct or_udp_rxq *staged_queue(struct or_udp *u)
 static void unstage_delivered(struct or_udp *u)
 {
 	while (u->next_staged < u->nstaged &&
-	       u->staged[u->next_staged].next == u->staged[u->next_staged].nspan)
-		u->staged[u->next_staged++].slot->staged = 0;
+	       u->staged[u->next_staged].next == u->staged[u->next_staged].nspan) {
+		struct or_udp_slot *slot = u->staged[u->next_staged++].slot;
+		slot->staged = 0;
+		settle(u, slot);
+	}
 	if (u->next_staged == u->nstaged)
 		u->nstaged = u->next_staged = 0;
 }
@@ -129,11 +144,15 @@ int or_udp_deliver(struct or_udp *u, int max)
 		if (sp->len > (size_t)x->prov[1]) {
 			u->truncated++;
 			or_xport_done(x, -OPTIREDUCE_EMSGSIZE, 0);
-		} else {
+		} else if (s->slot->lends) {
 			/* Lent before the callback, which may post x again at once. */
 			s->slot->lent++;
 			x->prov[OR_UDP_PROV_BORROW] = s->slot;
 			x->data = s->slot->base + sp->off;
+			u->datagrams_lent++;
+			or_xport_done(x, 0, sp->len);
+		} else {
+			memcpy(x->prov[0], s->slot->base + sp->off, sp->len);
 			or_xport_done(x, 0, sp->len);
 		}
 		n++;
@@ -144,8 +163,10 @@ int or_udp_deliver(struct or_udp *u, int max)
 
 void or_udp_unstage(struct or_udp *u)
 {
-	for (unsigned i = u->next_staged; i < u->nstaged; i++)
+	for (unsigned i = u->next_staged; i < u->nstaged; i++) {
 		u->staged[i].slot->staged = 0;
+		settle(u, u->staged[i].slot);
+	}
 	u->nstaged = u->next_staged = 0;
 }
 
@@ -160,6 +181,9 @@ void or_udp_stage(struct or_udp *u, struct or_udp_slot *slot, size_t len, size_t
 	s->next = 0;
 	s->src = src;
 	slot->staged = 1;
+	/* Half the slots at most: the rest stay free to receive into whatever is drained. */
+	slot->lends = u->lending < OR_UDP_RX_SLOTS / 2;
+	u->lending += (unsigned)slot->lends;
 	u->datagrams_rx += s->nspan;
 	u->nstaged++;
 }
@@ -245,7 +269,7 @@ static unsigned free_slots(struct or_udp *u, struct or_udp_slot **avail)
 }
 
 /* Receives from the next socket, in turn, that has a posted receive and datagrams waiting,
- * into the free slots; with none free, from none: the caller drains and reposts. */
+ * into the free slots: half of them at least, as only half lend (or_udp_stage). */
 static int receive(struct or_udp *u)
 {
 	unsigned nsock = u->nflows + (u->gfd >= 0), nfree = 0;
@@ -256,10 +280,8 @@ static int receive(struct or_udp *u)
 		int group = i == u->nflows;
 		if (!(group ? u->grxq.n : u->rxq.n))
 			continue;
-		if (!nfree && !(nfree = free_slots(u, avail))) {
-			u->rx_no_slot++;
+		if (!nfree && !(nfree = free_slots(u, avail)))
 			return 0;
-		}
 		if (receive_on(u, group ? u->gfd : u->fd[i], i, group, avail, nfree)) {
 			u->next_fd = i + 1;
 			return 1;
@@ -288,25 +310,6 @@ static int deliverable(const struct or_udp *u)
 	return u->nstaged && (u->staged_group ? u->grxq.n : u->rxq.n);
 }
 
-/*
- * Poll can neither deliver nor receive until receives are posted: what is staged waits for
- * one, or every slot is lent.  Then the sockets may poll readable with nothing this side
- * can take, so a wait returns at once rather than sleep; that is no spin because whoever
- * waits drains next: the channel's passes drain every time, and its progress thread drains
- * when this says so (lib/bounded/progress.c), which reposts and frees the slots.
- */
-int or_udp_rx_blocked(const struct or_dgram *d)
-{
-	const struct or_udp *u = (const struct or_udp *)d;
-
-	if (u->nstaged)
-		return !deliverable(u);
-	for (unsigned i = 0; i < OR_UDP_RX_SLOTS; i++)
-		if (!u->slot[i].lent)
-			return 0;
-	return 1;
-}
-
 int or_udp_wait(struct or_dgram *d, int timeout_ms)
 {
 	struct or_udp *u = (struct or_udp *)d;
@@ -323,7 +326,6 @@ int or_udp_wait_fd(struct or_dgram *d)
 	return ((struct or_udp *)d)->epfd;
 }
 
-/* 0 while blocked too (or_udp_rx_blocked): nothing is there to reap, the caller drains. */
 int or_udp_trywait(struct or_dgram *d)
 {
 	struct or_udp *u = (struct or_udp *)d;

@@ -21,10 +21,10 @@
 #define OR_UDP_RX_SLOT       65536 /* one coalesced receive */
 #define OR_UDP_SEGS_PER_SLOT 64 /* the most datagrams the kernel coalesces */
 /*
- * Completed receives borrow their datagram's slot until posted again, and the channel's
- * ready queue may hold 2,048 of them before it reposts (OR_RX_RING): 32 slots of 64
- * coalesced datagrams lend as many, so its ring, not the slots, bounds what it reaps
- * between drains.  2 MiB per endpoint.
+ * Completed receives borrow their datagram's slot until posted again.  At most half the
+ * slots lend at once; the datagrams of the others are copied into the posted receives, so
+ * a receiver whose completions wait undrained (a progress thread reaping while the
+ * application computes) always has 16 slots to receive into.  2 MiB per endpoint.
  */
 #define OR_UDP_RX_SLOTS 32
 
@@ -72,6 +72,7 @@ struct or_udp_slot {
 	uint8_t *base;
 	unsigned lent; /* its datagrams that completed receives hold (xfer.h, data) */
 	int staged;    /* some of its datagrams wait for a posted receive */
+	int lends;     /* its datagrams are lent, not copied (one of u->lending) */
 };
 
 /* Datagrams received and not yet delivered to a posted receive. */
@@ -113,6 +114,7 @@ struct or_udp {
 	struct or_udp_rxq rxq, grxq;
 	uint8_t *rx_mem;
 	struct or_udp_slot slot[OR_UDP_RX_SLOTS];
+	unsigned lending; /* slots that lend their datagrams */
 	struct or_udp_staged staged[OR_UDP_RX_SLOTS];
 	unsigned nstaged, next_staged;
 	int staged_group; /* the staged datagrams came to the group's socket */
@@ -121,7 +123,7 @@ struct or_udp {
 	uint64_t tx_completed;
 	uint64_t gso_sends, plain_sends, syscalls_tx, syscalls_rx, datagrams_rx, truncated;
 	uint64_t payloads_kept; /* borrowed payloads copied because their datagram waited */
-	uint64_t rx_no_slot;    /* receive calls that found every slot lent, so tried none */
+	uint64_t datagrams_lent; /* received without a copy (the rest copied) */
 	uint64_t kernel_drops; /* SO_RXQ_OVFL: datagrams the kernel dropped, all sockets */
 	uint32_t drops_seen[OR_UDP_MAX_FLOWS + 1];
 };
@@ -147,13 +149,13 @@ int or_udp_poll(struct or_dgram *d, int max);
 int or_udp_wait(struct or_dgram *d, int timeout_ms);
 int or_udp_wait_fd(struct or_dgram *d);
 int or_udp_trywait(struct or_dgram *d);
-int or_udp_rx_blocked(const struct or_dgram *d);
 /* Slot s received len bytes, datagrams of gso bytes (0: one datagram), from src: staged for
  * delivery; nothing past len is ever read. */
 void or_udp_stage(struct or_udp *u, struct or_udp_slot *s, size_t len, size_t gso, uint32_t src);
 /* Staged datagrams into posted receives, oldest first, as many as both allow and at most
- * max: how many completed, each lending its datagram's place in the slot (one larger than
- * its receive completes it with EMSGSIZE and lends nothing). */
+ * max: how many completed, each lending its datagram's place in the slot, or with it copied
+ * into its buffer where the slot does not lend (one larger than its receive completes it
+ * with EMSGSIZE and lends nothing). */
 int or_udp_deliver(struct or_udp *u, int max);
 /* Drops what is staged (the group's socket closed): its slots are free unless lent. */
 void or_udp_unstage(struct or_udp *u);

@@ -264,9 +264,10 @@ int or_bounded_poll(struct or_bounded *b)
 	int ret, sent;
 
 	b->app_us = or_now_us();
-	ret = or_bd_reap_drain(b);
+	ret = or_bd_reap(b);
 	if (ret < 0)
 		return ret;
+	ret += or_bd_drain_ready(b);
 	or_bd_sndbuf_reading(b);
 	/*
 	 * After the drain, each feature's pass: what just arrived says its sender lives (peer

@@ -90,14 +90,11 @@ static enum pass_outcome progress_pass(struct or_bounded *b, int *n)
 		 * parking needs lock, and the application entering the operation waited for it,
 		 * up to 8.4 ms at 64 KiB (docs/design.md, "Progress thread").  Receive buffers
 		 * are what parking frees, so it parks once half of them wait; until then the
-		 * application handles them when it enters.  It parks sooner when the endpoint
-		 * receives nothing until its receives are reposted (the kernel path's 32 slots
-		 * all lent, udp/rx.c): else the socket polls readable and the thread spins until
-		 * the application enters, while the socket overflows.
+		 * application handles them when it enters.
 		 */
 		*n = or_bd_reap(b);
 		pthread_mutex_lock(&b->ofi_lock);
-		park = b->ready_count >= b->nrx / 2 || or_dg_rx_blocked(b->ep);
+		park = b->ready_count >= b->nrx / 2;
 		pthread_mutex_unlock(&b->ofi_lock);
 	}
 	if (!park)

@@ -309,31 +309,6 @@ int or_bd_drain_ready(struct or_bounded *b)
 	}
 }
 
-/*
- * With lock held: reaps and handles what arrived, as many completions as one reap takes.
- * An endpoint that lends its receive buffers (the kernel path, udp/rx.c) stops receiving
- * once all are lent, after 32 datagrams where none were coalesced, and handling them gives
- * them back: it reaps again then.  So a pass takes a burst whole, as on an endpoint that
- * lends nothing, and datagrams queued before the operation's own are handled, and counted,
- * in that operation (test/mpi/mpi_hostile.c), not in the next.
- */
-int or_bd_reap_drain(struct or_bounded *b)
-{
-	int reaped = 0, handled = 0, n, blocked;
-
-	do {
-		n = or_bd_reap(b);
-		if (n < 0)
-			return n;
-		pthread_mutex_lock(&b->ofi_lock);
-		blocked = or_dg_rx_blocked(b->ep);
-		pthread_mutex_unlock(&b->ofi_lock);
-		reaped += n;
-		handled += or_bd_drain_ready(b);
-	} while (blocked && n > 0 && reaped < OR_REAP_MAX);
-	return reaped + handled;
-}
-
 /* Packets parked for op, which just declared its regions, are delivered now; those of
  * operations already over are dropped. */
 void or_bd_replay_parked(struct or_bounded *b, struct or_bounded_op *op)

@@ -9,9 +9,10 @@
  * (cut at the input's end).  Every slot's bytes sit in a buffer of exactly their length,
  * so AddressSanitizer sees a read past a datagram.  Asserted: a completed receive holds at
  * most its size; its bytes lie inside its slot's received length, where the next datagram
- * of the slots in order lies, and equal it; a datagram larger than the receive completes
- * it with EMSGSIZE, no bytes and no borrow; every slot lends exactly the completions that
- * point into it, and none once they are posted again.
+ * of the slots in order lies (or, where its slot does not lend, in its own buffer), and
+ * equal it; a datagram larger than the receive completes it with EMSGSIZE, no bytes and no
+ * borrow; at most half the slots lend, each exactly the completions that point into it, and
+ * none once they are posted again.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -62,16 +63,30 @@ static int lent_right(const struct or_udp *u, const struct or_xport_xfer *x, siz
 	return 1;
 }
 
-/* A completion against the datagram it should hold: sp of slot base, len bytes long. */
+/* A completion against the datagram it should hold: sp of slot base, len bytes long, lent
+ * where it lies or copied into the receive's own buffer. */
 static int wrong(const struct or_xport_xfer *x, const struct or_udp_span *sp, const uint8_t *base,
-                 size_t slot_len, size_t len)
+                 size_t slot_len, size_t len, const uint8_t *own)
 {
+	int lent = x->data == base + sp->off && x->prov[OR_UDP_PROV_BORROW];
+	int copied = x->data == own && !x->prov[OR_UDP_PROV_BORROW];
+
 	if (x->src != 7)
 		return 1;
 	if (sp->len > len)
 		return x->error != -OPTIREDUCE_EMSGSIZE || x->len || x->prov[OR_UDP_PROV_BORROW];
-	return x->error || x->len != sp->len || x->data != base + sp->off ||
-	       sp->off + sp->len > slot_len || memcmp(x->data, base + sp->off, sp->len);
+	return x->error || x->len != sp->len || !(lent || copied) || sp->off + sp->len > slot_len ||
+	       memcmp(x->data, base + sp->off, sp->len);
+}
+
+/* At most half the slots lend, and u->lending counts them. */
+static int lending_right(const struct or_udp *u)
+{
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < OR_UDP_RX_SLOTS; i++)
+		n += u->slot[i].lends != 0;
+	return n == u->lending && n <= OR_UDP_RX_SLOTS / 2;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -110,10 +125,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (int i = 0; i < done; i++) {
 			uint8_t *base;
 			const struct or_udp_span *sp = next_datagram(&c, &base);
-			if (!sp || wrong(&x[i], sp, base, c.len[c.s], len))
+			if (!sp || wrong(&x[i], sp, base, c.len[c.s], len, posted[i]))
 				abort();
 		}
-		if (!lent_right(u, x, nposted, &c))
+		if (!lent_right(u, x, nposted, &c) || !lending_right(u))
 			abort();
 		/* Receives left posted stay queued: give them back before posting again. */
 		memset(&u->rxq, 0, sizeof(u->rxq));
@@ -128,6 +143,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (size_t i = 0; i < c.nslot; i++)
 		if (u->slot[i].lent || u->slot[i].staged) /* the last round's posts gave all back */
 			abort();
+	if (u->lending)
+		abort();
 	for (size_t i = 0; i < c.nslot; i++)
 		free(c.slot[i]);
 	free(u);
