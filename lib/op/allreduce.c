@@ -48,6 +48,8 @@ static int bounded_eligible(enum optireduce_dtype dtype, enum optireduce_op op)
 
 void or_req_free(optireduce_req_t *r)
 {
+	if (r->piece)
+		or_pieces_free(r);
 	or_handle_remove(r);
 	r->magic = OR_MAGIC_DEAD;
 	free(r);
@@ -245,6 +247,8 @@ static int may_start(const optireduce_comm_t *comm, const optireduce_req_t *r)
 {
 	if (comm->running >= (unsigned)or_param_int(&comm->params, OR_P_MAX_INFLIGHT))
 		return 0;
+	if (r->gate && r->gate->state != OR_REQ_DONE)
+		return 0;
 	return !comm->running || r->coll.seq - comm->head->coll.seq < OR_TAG_SEQ_SPAN;
 }
 
@@ -334,9 +338,11 @@ int or_comm_wait_activity(optireduce_comm_t *comm, int timeout_ms)
 	return ret;
 }
 
-int or_op_post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
-               enum optireduce_dtype dtype, enum optireduce_op op, unsigned flags,
-               optireduce_req_t **req)
+/* The queue's new request, posted as or_op_post says; gate: as or_op_post_piece's, and then
+ * the request is a piece, no handle of the application's. */
+static int post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                enum optireduce_dtype dtype, enum optireduce_op op, unsigned flags,
+                const optireduce_req_t *gate, int piece, optireduce_req_t **req)
 {
 	int scatter = (flags & OR_OP_SCATTER) != 0;
 	optireduce_req_t *r;
@@ -344,7 +350,7 @@ int or_op_post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t cou
 	int bounded, activity, ret;
 
 	r = calloc(1, sizeof(*r));
-	if (!r || or_handle_add(r)) {
+	if (!r || (!piece && or_handle_add(r))) {
 		free(r);
 		return -OPTIREDUCE_ENOMEM;
 	}
@@ -352,6 +358,7 @@ int or_op_post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t cou
 	bounded = !(flags & (OR_OP_SCATTER | OR_OP_EXACT)) && comm->bounded &&
 	          bounded_eligible(dtype, op);
 	r->magic = OR_MAGIC_REQ;
+	r->gate = gate;
 	r->sbuf = sbuf;
 	r->rbuf = rbuf;
 	r->count = count;
@@ -399,6 +406,27 @@ int or_op_post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t cou
 	if (ret < 0)
 		fail_all(comm, ret);
 	return 0;
+}
+
+int or_op_post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+               enum optireduce_dtype dtype, enum optireduce_op op, unsigned flags,
+               optireduce_req_t **req)
+{
+	size_t npieces = 1;
+
+	if (!(flags & (OR_OP_SCATTER | OR_OP_EXACT)) && comm->bounded &&
+	    bounded_eligible(dtype, op))
+		npieces = or_pieces_count(comm, count, dtype);
+	if (npieces > 1)
+		return or_pieces_post(comm, sbuf, rbuf, count, dtype, op, npieces, req);
+	return post(comm, sbuf, rbuf, count, dtype, op, flags, NULL, 0, req);
+}
+
+int or_op_post_piece(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                     enum optireduce_dtype dtype, enum optireduce_op op,
+                     const optireduce_req_t *gate, optireduce_req_t **req)
+{
+	return post(comm, sbuf, rbuf, count, dtype, op, 0, gate, 1, req);
 }
 
 /* For the waiters (wait.c, lib/core/progress_api.c): after a transport error or a timeout

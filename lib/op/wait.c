@@ -21,16 +21,22 @@ double or_comm_spin_us(const optireduce_comm_t *comm)
 	return (double)or_param_int(p, OR_P_SPIN_US);
 }
 
+/* Whether req is done: itself, or every piece of it (pieces.c). */
+static int done(optireduce_req_t *req)
+{
+	return req->piece ? or_pieces_settle(req) : req->state == OR_REQ_DONE;
+}
+
 int or_op_test(optireduce_req_t *req)
 {
 	int activity, ret;
 
-	if (req->state == OR_REQ_DONE)
+	if (done(req))
 		return req->error ? req->error : 0;
 	ret = or_comm_progress(req->coll.comm, &activity);
 	if (ret < 0)
 		or_comm_fail(req->coll.comm, ret);
-	if (req->state == OR_REQ_DONE)
+	if (done(req))
 		return req->error ? req->error : 0;
 	return OPTIREDUCE_INPROGRESS;
 }
@@ -41,7 +47,7 @@ int or_op_wait(optireduce_req_t *req, struct optireduce_status *status)
 	double idle_since = or_now_us();
 	int ret;
 
-	while (req->state != OR_REQ_DONE) {
+	while (!done(req)) {
 		int activity;
 
 		ret = or_comm_progress(comm, &activity);
