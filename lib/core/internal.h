@@ -88,7 +88,7 @@ struct optireduce_req {
 	struct or_bounded_times times; /* bounded: when it was encoded and decoded */
 	struct or_hier_op *hop;        /* an operation of a communicator with hier */
 	/* An operation run as pieces (lib/op/pieces.c): the engine's requests it waits for, in
-	 * order; a piece starts only once gate, the piece OR_PIECES_IN_FLIGHT before it, is done. */
+	 * order.  A piece starts only once gate, the piece two before it, is done. */
 	optireduce_req_t **piece;
 	size_t npieces;
 	const optireduce_req_t *gate;
