@@ -5,6 +5,7 @@
 #   off2-{kernel,libfabric}  2 hosts, unlimited links, offloads on (--offload, MTU 1500),
 #                            1, 4 and 16 MiB, on each datagram transport
 #   fast2                    the same on the fast profile (offloads, MTU 9000)
+#   fast2-pieces, fast4-pieces, loss4-pieces   the same with bounded_piece_size=1m
 #   off4, fast4              4 hosts, unlimited links, 4 and 16 MiB
 #   loss4                    4 hosts at 1 Gbit/s, 1 % loss on the wire (fast profile), 4 and
 #                            16 MiB: the tail
@@ -25,9 +26,12 @@ for t in kernel libfabric; do
 	pick "off2-$t" && OPTIREDUCE_BOUNDED_TRANSPORT=$t run "off2-$t" -n 2 --rate none --offload -- "${M[@]}"
 done
 pick fast2 && run fast2 -n 2 --rate none --fast -- "${M[@]}"
+pick fast2-pieces && OPTIREDUCE_BOUNDED_PIECE_SIZE=1m run fast2-pieces -n 2 --rate none --fast -- "${M[@]}"
 pick off4 && run off4 -n 4 --rate none --offload -- -m 4m:16m --iter-large 20
 pick fast4 && run fast4 -n 4 --rate none --fast -- -m 4m:16m --iter-large 20
+pick fast4-pieces && OPTIREDUCE_BOUNDED_PIECE_SIZE=1m run fast4-pieces -n 4 --rate none --fast -- -m 4m:16m --iter-large 20
 pick loss4 && run loss4 -n 4 --rate 1gbit --loss 0.01 --fast -- -m 4m:16m --iter-large 40
+pick loss4-pieces && OPTIREDUCE_BOUNDED_PIECE_SIZE=1m run loss4-pieces -n 4 --rate 1gbit --loss 0.01 --fast -- -m 4m:16m --iter-large 40
 common=(--mode bounded -f --warmup-large 16)
 pick loss4-steady && run loss4-steady -n 4 --rate 1gbit --loss 0.01 --fast -- -m 4m:16m --iter-large 40
 common=(--mode exact -f --warmup-large 5)

@@ -115,10 +115,11 @@ enum or_param_type { OR_PT_INT, OR_PT_SIZE, OR_PT_BOOL, OR_PT_DOUBLE, OR_PT_STRI
 	  "Bounded mode: spin_us for bounded operations; each poll of a datagram socket is a "     \
 	  "system call, and datagrams arriving every few tens of us kept a spinning rank "         \
 	  "from ever sleeping")                                                                    \
-	X(BOUNDED_PIECE_SIZE, "bounded_piece_size", OR_PT_SIZE, "1m", "0", "1g",                   \
+	X(BOUNDED_PIECE_SIZE, "bounded_piece_size", OR_PT_SIZE, "0", "0", "1g",                    \
 	  "Bounded mode: an allreduce larger than this runs as pieces of this size, two at a "    \
-	  "time, each encoded, sent, reduced and decoded while it is still in the CPU's cache; "  \
-	  "0 = never.  Every rank must use the same value")                                       \
+	  "time, each encoded, sent, reduced and decoded while it is still in the CPU's cache "   \
+	  "(1m where the CPUs bind, links of 10 Gbit/s and more); each piece has its own "        \
+	  "deadlines.  0 = never.  Every rank must use the same value")                           \
 	X(LOG_LEVEL, "log_level", OR_PT_INT, "1", "0", "5",                                        \
 	  "0 none, 1 errors and warnings, 2 info, 3 debug, 4 trace, 5 packet trace")               \
 	X(TIMEOUT_US, "timeout_us", OR_PT_INT, "0", "0", "600000000",                              \

@@ -48,8 +48,9 @@ static int bounded_eligible(enum optireduce_dtype dtype, enum optireduce_op op)
 
 void or_req_free(optireduce_req_t *r)
 {
-	if (r->piece)
-		or_pieces_free(r);
+	for (size_t i = 0; i < r->npieces; i++)
+		or_req_free(r->piece[i]);
+	free(r->piece);
 	or_handle_remove(r);
 	r->magic = OR_MAGIC_DEAD;
 	free(r);
@@ -408,6 +409,37 @@ static int post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t co
 	return 0;
 }
 
+/*
+ * An operation as pieces over consecutive slices (pieces.c), each a request of the engine
+ * gated on the one OR_PIECES_IN_FLIGHT before it; the application holds r.  A piece that
+ * could not be posted fails the communicator: the other ranks posted it.
+ */
+static int post_pieces(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
+                       enum optireduce_dtype dtype, enum optireduce_op op, size_t npieces,
+                       optireduce_req_t **req)
+{
+	size_t es = optireduce_dtype_size(dtype), per = (count + npieces - 1) / npieces;
+	optireduce_req_t *r = or_pieces_new(npieces);
+	int ret = 0;
+
+	if (!r)
+		return -OPTIREDUCE_ENOMEM;
+	r->coll.comm = comm;
+	for (size_t i = 0; i < npieces && !ret; i++) {
+		size_t at = i * per, n = count - at < per ? count - at : per;
+		const void *s = sbuf == OPTIREDUCE_IN_PLACE ? sbuf : (const char *)sbuf + at * es;
+		ret = post(comm, s, (char *)rbuf + at * es, n, dtype, op, 0, or_pieces_gate(r, i), 1,
+		           &r->piece[i]);
+		r->npieces += !ret;
+	}
+	*req = r;
+	if (ret) {
+		r->error = ret;
+		fail_all(comm, ret);
+	}
+	return 0;
+}
+
 int or_op_post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                enum optireduce_dtype dtype, enum optireduce_op op, unsigned flags,
                optireduce_req_t **req)
@@ -418,15 +450,8 @@ int or_op_post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t cou
 	    bounded_eligible(dtype, op))
 		npieces = or_pieces_count(comm, count, dtype);
 	if (npieces > 1)
-		return or_pieces_post(comm, sbuf, rbuf, count, dtype, op, npieces, req);
+		return post_pieces(comm, sbuf, rbuf, count, dtype, op, npieces, req);
 	return post(comm, sbuf, rbuf, count, dtype, op, flags, NULL, 0, req);
-}
-
-int or_op_post_piece(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
-                     enum optireduce_dtype dtype, enum optireduce_op op,
-                     const optireduce_req_t *gate, optireduce_req_t **req)
-{
-	return post(comm, sbuf, rbuf, count, dtype, op, 0, gate, 1, req);
 }
 
 /* For the waiters (wait.c, lib/core/progress_api.c): after a transport error or a timeout

@@ -33,21 +33,14 @@ int or_check_args(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t 
 int or_op_post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                enum optireduce_dtype dtype, enum optireduce_op op, unsigned flags,
                optireduce_req_t **req);
-/* A piece of an operation (pieces.c): as or_op_post, bounded, started only once gate (NULL:
- * none) is done, and not a handle of the application's. */
-int or_op_post_piece(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
-                     enum optireduce_dtype dtype, enum optireduce_op op,
-                     const optireduce_req_t *gate, optireduce_req_t **req);
 /* Pieces an allreduce of count elements runs as: 1 at most bounded_piece_size (pieces.c). */
 size_t or_pieces_count(const optireduce_comm_t *comm, size_t count, enum optireduce_dtype dtype);
-/* Posts the pieces of one operation and returns the application's request for them. */
-int or_pieces_post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
-                   enum optireduce_dtype dtype, enum optireduce_op op, size_t npieces,
-                   optireduce_req_t **req);
+/* The application's request for npieces pieces, a handle with room for them; NULL. */
+optireduce_req_t *or_pieces_new(size_t npieces);
+/* The piece that piece i of r waits for before it starts (NULL: none). */
+const optireduce_req_t *or_pieces_gate(const optireduce_req_t *r, size_t i);
 /* 1 once every piece of r is done (then r is, with their statistics merged), else 0. */
 int or_pieces_settle(optireduce_req_t *r);
-/* Frees r's pieces, all done. */
-void or_pieces_free(optireduce_req_t *r);
 /* The bounded channel's progress thread stands aside while the holder works on comm; no-ops
  * on a communicator without one. */
 void or_comm_lock(optireduce_comm_t *comm);

@@ -30,13 +30,9 @@ size_t or_pieces_count(const optireduce_comm_t *comm, size_t count, enum optired
 	return (count + per - 1) / per;
 }
 
-int or_pieces_post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
-                   enum optireduce_dtype dtype, enum optireduce_op op, size_t npieces,
-                   optireduce_req_t **req)
+optireduce_req_t *or_pieces_new(size_t npieces)
 {
-	size_t es = optireduce_dtype_size(dtype), per = (count + npieces - 1) / npieces;
 	optireduce_req_t *r = calloc(1, sizeof(*r));
-	int ret = 0;
 
 	if (r)
 		r->piece = calloc(npieces, sizeof(*r->piece));
@@ -44,27 +40,16 @@ int or_pieces_post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t
 		if (r)
 			free(r->piece);
 		free(r);
-		return -OPTIREDUCE_ENOMEM;
+		return NULL;
 	}
 	r->magic = OR_MAGIC_REQ;
-	r->coll.comm = comm;
 	r->t_start_us = or_now_us();
-	for (size_t i = 0; i < npieces && !ret; i++) {
-		size_t at = i * per, n = count - at < per ? count - at : per;
-		const void *s = sbuf == OPTIREDUCE_IN_PLACE ? sbuf : (const char *)sbuf + at * es;
-		optireduce_req_t *gate =
-		    i >= OR_PIECES_IN_FLIGHT ? r->piece[i - OR_PIECES_IN_FLIGHT] : NULL;
-		ret = or_op_post_piece(comm, s, (char *)rbuf + at * es, n, dtype, op, gate,
-		                       &r->piece[i]);
-		r->npieces += !ret;
-	}
-	*req = r;
-	/* A piece that could not be posted fails the communicator: the other ranks posted it. */
-	if (ret) {
-		r->error = ret;
-		or_comm_fail(comm, ret);
-	}
-	return 0;
+	return r;
+}
+
+const optireduce_req_t *or_pieces_gate(const optireduce_req_t *r, size_t i)
+{
+	return i >= OR_PIECES_IN_FLIGHT ? r->piece[i - OR_PIECES_IN_FLIGHT] : NULL;
 }
 
 /* The pieces' statistics as one operation's: sums, and the largest where a sum means
@@ -113,13 +98,4 @@ int or_pieces_settle(optireduce_req_t *r)
 	r->status.elapsed_us = or_now_us() - r->t_start_us;
 	r->state = OR_REQ_DONE;
 	return 1;
-}
-
-void or_pieces_free(optireduce_req_t *r)
-{
-	for (size_t i = 0; i < r->npieces; i++)
-		or_req_free(r->piece[i]);
-	free(r->piece);
-	r->piece = NULL;
-	r->npieces = 0;
 }
