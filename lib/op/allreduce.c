@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /*
  * The request engine (op.h): argument checks, the per-communicator queue, posting and
- * progress; testing and waiting are in wait.c.  Every rank starts a communicator's operations in the same order, up
- * to max_inflight at once, and each finishes when its own data is in, so tags
+ * progress; testing and waiting are in wait.c.  Every rank starts a communicator's operations in
+ * the same order, up to max_inflight at once, and each finishes when its own data is in, so tags
  * and sequence numbers agree everywhere (docs/design.md, "Operations in flight").
  */
 #include <stdlib.h>
@@ -428,8 +428,8 @@ static int post_pieces(optireduce_comm_t *comm, const void *sbuf, void *rbuf, si
 	for (size_t i = 0; i < npieces && !ret; i++) {
 		size_t at = i * per, n = count - at < per ? count - at : per;
 		const void *s = sbuf == OPTIREDUCE_IN_PLACE ? sbuf : (const char *)sbuf + at * es;
-		ret = post(comm, s, (char *)rbuf + at * es, n, dtype, op, 0, or_pieces_gate(r, i), 1,
-		           &r->piece[i]);
+		ret = post(comm, s, (char *)rbuf + at * es, n, dtype, op, 0, or_pieces_gate(r, i),
+		           1, &r->piece[i]);
 		r->npieces += !ret;
 	}
 	*req = r;
