@@ -231,6 +231,13 @@ static inline int or_dg_group_send(struct or_dgram *d, const void *buf, size_t l
 {
 	return d->ops->group_send(d, buf, len, x);
 }
+/* A whole datagram to peer, a rank or OR_DG_GROUP: or_dg_send or or_dg_group_send. */
+static inline int or_dg_send_to(struct or_dgram *d, uint32_t peer, const void *buf, size_t len,
+                                struct or_xport_xfer *x)
+{
+	return peer == OR_DG_GROUP ? d->ops->group_send(d, buf, len, x)
+	                           : d->ops->send(d, peer, buf, len, x);
+}
 /*
  * One datagram of a header, the hlen bytes at buf, and a payload that stays where it is: the
  * transport reads it there, at the latest during the next or_dg_flush, and never after that
@@ -244,8 +251,7 @@ static inline int or_dg_send_parts(struct or_dgram *d, uint32_t peer, void *buf,
 	if (d->ops->send_parts)
 		return d->ops->send_parts(d, peer, buf, hlen, payload, plen, x);
 	memcpy((char *)buf + hlen, payload, plen);
-	return peer == OR_DG_GROUP ? d->ops->group_send(d, buf, hlen + plen, x)
-	                           : d->ops->send(d, peer, buf, hlen + plen, x);
+	return or_dg_send_to(d, peer, buf, hlen + plen, x);
 }
 /* Datagrams the kernel dropped for a full receive socket; 0 where unknown. */
 static inline uint64_t or_dg_kernel_drops(const struct or_dgram *d)

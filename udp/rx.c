@@ -9,9 +9,8 @@
  * datagrams waits for a receive or is lent.  Half the slots lend at most; the datagrams of
  * the others are copied into their receives as they complete, so there are always slots to
  * receive into.  One larger than its receive completes it with -OPTIREDUCE_EMSGSIZE and
- * lends nothing.  A slot the kernel marks truncated is dropped
- * and counted; SO_RXQ_OVFL says how many datagrams the kernel itself dropped for a full
- * socket.
+ * lends nothing.  A slot the kernel marks truncated is dropped and counted; SO_RXQ_OVFL
+ * says how many datagrams the kernel itself dropped for a full socket.
  */
 #define _GNU_SOURCE /* sendmmsg, recvmmsg */
 #include <errno.h>

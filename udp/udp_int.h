@@ -54,7 +54,7 @@ struct or_udp_txe {
 	size_t hlen;         /* of the header at buf, when payload is set */
 	struct or_xport_xfer *x;
 };
-#define OR_UDP_GROUP UINT32_MAX
+#define OR_UDP_GROUP OR_DG_GROUP
 
 /*
  * Posted receives, oldest first.  A receive's prov[]: 0 its buffer, 1 that buffer's length,

@@ -188,7 +188,6 @@ int or_bd_reap(struct or_bounded *b);
 /* rx.c */
 int or_bd_rx_post_all(struct or_bounded *b);
 int or_bd_drain_ready(struct or_bounded *b);
-/* Reaps and drains until a reap's worth came or the endpoint has no more: reaped + handled. */
 void or_bd_replay_parked(struct or_bounded *b, struct or_bounded_op *op);
 
 /* tx.c */

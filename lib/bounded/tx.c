@@ -11,6 +11,8 @@
 #include "lib/bounded/ctl/sendfail.h"
 #include "lib/bounded/wire.h"
 
+_Static_assert(OR_BD_GROUP == OR_DG_GROUP, "the channel's group peer is the endpoint's");
+
 static void on_tx(void *arg)
 {
 	struct or_txbuf *t = arg;
@@ -163,13 +165,11 @@ static int hand_to_endpoint(struct or_bounded *b, uint32_t peer, const struct or
 	b->tx_free = t->next;
 	or_wire_encode(h, t->buf, b->max_msg);
 	if (lend) {
-		ret = or_dg_send_parts(b->ep, peer == OR_BD_GROUP ? OR_DG_GROUP : peer, t->buf,
-		                       OR_WIRE_HDR_SIZE, payload, h->length, &t->x);
+		ret = or_dg_send_parts(b->ep, peer, t->buf, OR_WIRE_HDR_SIZE, payload, h->length,
+		                       &t->x);
 	} else {
 		memcpy(t->buf + OR_WIRE_HDR_SIZE, payload, h->length);
-		ret = peer == OR_BD_GROUP
-		          ? or_dg_group_send(b->ep, t->buf, h->length + OR_WIRE_HDR_SIZE, &t->x)
-		          : or_dg_send(b->ep, peer, t->buf, h->length + OR_WIRE_HDR_SIZE, &t->x);
+		ret = or_dg_send_to(b->ep, peer, t->buf, h->length + OR_WIRE_HDR_SIZE, &t->x);
 	}
 	if (ret) {
 		t->next = b->tx_free;
