@@ -411,14 +411,14 @@ static int post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t co
 
 /*
  * An operation as pieces over consecutive slices (pieces.c), each a request of the engine
- * gated on the one OR_PIECES_IN_FLIGHT before it; the application holds r.  A piece that
- * could not be posted fails the communicator: the other ranks posted it.
+ * gated as or_pieces_gate says; the application holds r.  A piece that could not be posted
+ * fails the communicator: the other ranks posted it.
  */
 static int post_pieces(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
-                       enum optireduce_dtype dtype, enum optireduce_op op, size_t npieces,
+                       enum optireduce_dtype dtype, enum optireduce_op op, size_t per,
                        optireduce_req_t **req)
 {
-	size_t es = optireduce_dtype_size(dtype), per = (count + npieces - 1) / npieces;
+	size_t es = optireduce_dtype_size(dtype), npieces = (count + per - 1) / per;
 	optireduce_req_t *r = or_pieces_new(npieces);
 	int ret = 0;
 
@@ -444,13 +444,13 @@ int or_op_post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t cou
                enum optireduce_dtype dtype, enum optireduce_op op, unsigned flags,
                optireduce_req_t **req)
 {
-	size_t npieces = 1;
+	size_t per = count;
 
 	if (!(flags & (OR_OP_SCATTER | OR_OP_EXACT)) && comm->bounded &&
 	    bounded_eligible(dtype, op))
-		npieces = or_pieces_count(comm, count, dtype);
-	if (npieces > 1)
-		return post_pieces(comm, sbuf, rbuf, count, dtype, op, npieces, req);
+		per = or_pieces_per(comm, count, dtype);
+	if (per < count)
+		return post_pieces(comm, sbuf, rbuf, count, dtype, op, per, req);
 	return post(comm, sbuf, rbuf, count, dtype, op, flags, NULL, 0, req);
 }
 

@@ -33,8 +33,9 @@ int or_check_args(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t 
 int or_op_post(optireduce_comm_t *comm, const void *sbuf, void *rbuf, size_t count,
                enum optireduce_dtype dtype, enum optireduce_op op, unsigned flags,
                optireduce_req_t **req);
-/* Pieces an allreduce of count elements runs as: 1 at most bounded_piece_size (pieces.c). */
-size_t or_pieces_count(const optireduce_comm_t *comm, size_t count, enum optireduce_dtype dtype);
+/* Elements per piece of an allreduce of count elements: count when it runs whole, at most
+ * bounded_piece_size (pieces.c). */
+size_t or_pieces_per(const optireduce_comm_t *comm, size_t count, enum optireduce_dtype dtype);
 /* The application's request for npieces pieces, a handle with room for them; NULL. */
 optireduce_req_t *or_pieces_new(size_t npieces);
 /* The piece that piece i of r waits for before it starts (NULL: none). */
